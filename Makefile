@@ -1,0 +1,56 @@
+# AsyncWebRL. The README's two commands are `make run` and `make test`.
+SHELL := /bin/bash
+RUN_DIR ?= $(CURDIR)/.run
+export ASYNCWEBRL_RUN_DIR := $(RUN_DIR)
+export ASYNCWEBRL_ONNXRUNTIME_LIB ?= $(RUN_DIR)/lib/libonnxruntime.so.1
+BIN := bin/asyncwebrl
+# Packages whose code is concurrent run under the race detector too.
+RACE_PKGS := ./services/internal/... ./topics/...
+
+.PHONY: run setup up down status build test test-unit test-integration bench lint fmt clean help
+
+help: ## list targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+run: setup up build ## install what is missing, start Kafka and ClickHouse, run the main job
+	$(BIN) -target=all -run-dir=$(RUN_DIR) $(ARGS)
+
+setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules
+	infra/setup.sh
+
+up: ## start the local Kafka broker and ClickHouse server
+	infra/up.sh
+
+down: ## stop them
+	infra/down.sh
+
+status: ## show whether they run
+	infra/kafka.sh status; infra/clickhouse.sh status
+
+build: ## build bin/asyncwebrl
+	go build -o $(BIN) ./services/cmd/asyncwebrl
+
+test: setup up ## every test: unit, race, integration against the real Kafka, ClickHouse and Chromium
+	go vet ./...
+	go test -count=1 -timeout 30m ./...
+	go test -count=1 -race -timeout 30m $(RACE_PKGS)
+
+test-unit: ## unit tests only (no real services)
+	ASYNCWEBRL_SKIP_INTEGRATION=1 go test -count=1 ./...
+
+test-integration: setup up ## integration tests only
+	go test -count=1 -run 'TestIntegration' -timeout 30m ./...
+
+bench: setup up ## benchmarks that print their baseline side by side
+	go test -run '^$$' -bench . -benchtime 3x ./...
+
+lint: ## gofmt, vet, compose config
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go vet ./...
+	docker-compose -f compose.yaml config -q
+
+fmt: ## gofmt every file
+	gofmt -w $$(git ls-files '*.go')
+
+clean: down ## stop services and delete local state
+	rm -rf $(RUN_DIR) bin

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Idempotent setup for Debian/Ubuntu: everything `make run` and `make test` need.
+# A second run checks stamps and returns in seconds.
+#
+#   infra/setup.sh            all steps
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod gotch
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium libtorch-dev openjdk-17-jre-headless maven docker-compose)
+ONNXRUNTIME_NODE_VERSION=1.30.0
+
+step_apt() {
+  local missing=() p
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then log "apt: all packages present"; return; fi
+  command -v apt-get >/dev/null || die "apt-get not found; install by hand: ${missing[*]}"
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  log "apt: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  # The clickhouse-server postinst would start a system-wide server on :9000; we run our own.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian's package may have started its own server; ours listens on other ports, but stop it to free memory.
+  if command -v service >/dev/null && service clickhouse-server status >/dev/null 2>&1; then
+    $sudo service clickhouse-server stop >/dev/null 2>&1 || true
+  fi
+}
+
+step_kafka() {
+  local libs=$RUN_DIR/kafka/libs stamp sum
+  sum=$(sha256sum "$INFRA_DIR/kafka/pom.xml" | cut -c1-16)
+  stamp=$libs/.stamp-$sum
+  if [ -f "$stamp" ]; then log "kafka: jars present"; return; fi
+  log "kafka: collecting broker jars from Maven Central"
+  rm -rf "$libs"; mkdir -p "$libs"
+  mvn -q -B -f "$INFRA_DIR/kafka/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$libs" -DincludeScope=runtime
+  ls "$libs"/kafka_2.13-*.jar >/dev/null 2>&1 || die "kafka: kafka_2.13 jar missing after mvn"
+  touch "$stamp"
+}
+
+step_onnxruntime() {
+  local lib=$RUN_DIR/lib/libonnxruntime.so.1 dir=$RUN_DIR/npm found
+  if [ -f "$lib" ]; then log "onnxruntime: $lib present"; return; fi
+  log "onnxruntime: taking libonnxruntime.so.1 from npm onnxruntime-node@$ONNXRUNTIME_NODE_VERSION"
+  mkdir -p "$dir" "$RUN_DIR/lib"
+  # --ignore-scripts: we only want the shared library that ships inside the package.
+  (cd "$dir" && npm install --silent --no-audit --no-fund --ignore-scripts "onnxruntime-node@$ONNXRUNTIME_NODE_VERSION" >/dev/null)
+  found=$(find "$dir/node_modules/onnxruntime-node" -path '*linux/x64*' -name 'libonnxruntime.so.1*' | sort | head -n 1)
+  [ -n "$found" ] || die "onnxruntime: no linux/x64 libonnxruntime.so.1 in onnxruntime-node"
+  cp -L "$found" "$lib"
+}
+
+step_gomod() {
+  log "go: downloading modules"
+  (cd "$REPO_DIR" && go mod download)
+}
+
+step_gotch() {
+  "$INFRA_DIR/gotch/patch.sh"
+}
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod gotch)
+start=$(date +%s)
+for s in "${steps[@]}"; do
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod gotch)"
+  "step_$s"
+done
+log "setup done in $(($(date +%s) - start))s"

@@ -1,0 +1,194 @@
+package eventspb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Validate applies the schema rules that protobuf itself cannot express:
+// the envelope is present with an event id and a schema version, every enum
+// holds a declared value (anywhere in the message), and the event's own
+// required fields are set. Decoders and Marshal call it.
+//
+// Unknown enum values are rejected even though proto3 would carry them, so a
+// new enum value must reach consumers before producers emit it.
+func Validate(ev Event) error {
+	if err := validateEnvelope(ev.GetEnvelope()); err != nil {
+		return err
+	}
+	if err := validateEnums(ev.ProtoReflect(), ""); err != nil {
+		return err
+	}
+	return ev.validate()
+}
+
+func validateEnvelope(e *Envelope) error {
+	switch {
+	case e == nil:
+		return errors.New("envelope is missing")
+	case e.GetEventId() == "":
+		return errors.New("envelope.event_id is empty")
+	case e.GetSchemaVersion() == 0:
+		return errors.New("envelope.schema_version is 0")
+	}
+	return nil
+}
+
+// validateEnums walks every populated field; the schema has no recursive
+// messages, so the walk is bounded by the schema's depth.
+func validateEnums(m protoreflect.Message, path string) error {
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		p := path + string(fd.Name())
+		switch {
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				err = validateValue(fd.MapValue(), mv, fmt.Sprintf("%s[%v]", p, k.Interface()))
+				return err == nil
+			})
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = validateValue(fd, l.Get(i), fmt.Sprintf("%s[%d]", p, i))
+			}
+		default:
+			err = validateValue(fd, v, p)
+		}
+		return err == nil
+	})
+	return err
+}
+
+func validateValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, path string) error {
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if fd.Enum().Values().ByNumber(v.Enum()) == nil {
+			return fmt.Errorf("%s: unknown %s value %d", path, fd.Enum().Name(), v.Enum())
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return validateEnums(v.Message(), path+".")
+	}
+	return nil
+}
+
+// firstErr keeps error texts on one line (they become dead-letter reasons);
+// the first broken rule is enough to reject an event.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func required(field, value string) error {
+	if value == "" {
+		return fmt.Errorf("%s is empty", field)
+	}
+	return nil
+}
+
+// finite rejects NaN and ±Inf: one of them in a reward or log-prob turns
+// every gradient of the batch into NaN.
+func finite(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s is not finite: %v", field, v)
+	}
+	return nil
+}
+
+func (x *Task) validate() error {
+	return required("task_id", x.GetTaskId())
+}
+
+func (x *Observation) validate() error {
+	return firstErr(
+		required("envelope.episode_id", x.GetEnvelope().GetEpisodeId()),
+		finite("stability_score", x.GetStabilityScore()),
+	)
+}
+
+func (x *Action) validate() error {
+	return firstErr(
+		required("envelope.episode_id", x.GetEnvelope().GetEpisodeId()),
+		validateActionBody("", x),
+	)
+}
+
+// validateActionBody holds the rules shared by an Action event and the
+// action embedded in a Transition.
+func validateActionBody(prefix string, a *Action) error {
+	var err error
+	if a.GetType() == ActionType_ACTION_TYPE_UNSPECIFIED {
+		err = fmt.Errorf("%stype is ACTION_TYPE_UNSPECIFIED", prefix)
+	}
+	return firstErr(err,
+		finite(prefix+"log_prob", a.GetLogProb()),
+		finite(prefix+"value", a.GetValue()),
+	)
+}
+
+func (x *Reward) validate() error {
+	return firstErr(
+		required("envelope.episode_id", x.GetEnvelope().GetEpisodeId()),
+		finite("reward", x.GetReward()),
+		finite("raw_reward", x.GetRawReward()),
+	)
+}
+
+func (x *Telemetry) validate() error {
+	return required("actor_id", x.GetActorId())
+}
+
+func (x *Transition) validate() error {
+	errs := []error{
+		required("episode_id", x.GetEpisodeId()),
+		finite("reward", x.GetReward()),
+		finite("log_prob_old", x.GetLogProbOld()),
+	}
+	if env := x.GetEnvelope(); env.GetEpisodeId() != "" &&
+		(env.GetEpisodeId() != x.GetEpisodeId() || env.GetStep() != x.GetStep()) {
+		errs = append(errs, fmt.Errorf("envelope episode/step %q/%d differ from %q/%d",
+			env.GetEpisodeId(), env.GetStep(), x.GetEpisodeId(), x.GetStep()))
+	}
+	if x.GetObs() == nil {
+		errs = append(errs, errors.New("obs is missing"))
+	}
+	if x.GetAction() == nil {
+		errs = append(errs, errors.New("action is missing"))
+	} else {
+		errs = append(errs, validateActionBody("action.", x.GetAction()))
+	}
+	if x.GetNextObs() == nil && !x.GetDone() {
+		errs = append(errs, errors.New("next_obs is missing and done is false"))
+	}
+	return firstErr(errs...)
+}
+
+func (x *Episode) validate() error {
+	return firstErr(
+		required("task_id", x.GetTaskId()),
+		required("episode_id", x.GetEpisodeId()),
+		finite("total_return", x.GetTotalReturn()),
+	)
+}
+
+func (x *Weights) validate() error {
+	var err error
+	if len(x.GetOnnx()) == 0 {
+		err = errors.New("onnx is empty")
+	}
+	return firstErr(required("policy_name", x.GetPolicyName()), err)
+}
+
+func (x *DeadLetter) validate() error {
+	var err error
+	if x.GetReasonCode() == ReasonCode_REASON_CODE_UNSPECIFIED {
+		err = errors.New("reason_code is REASON_CODE_UNSPECIFIED")
+	}
+	return firstErr(required("source_topic", x.GetSourceTopic()), err)
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Regenerates the committed Go code of schemas/ from the .proto files.
+#
+# Makefile:   gen:  ; schemas/gen.sh
+# Usage:      schemas/gen.sh [OUT_ROOT]
+#   OUT_ROOT defaults to the repository root; the generated file lands in
+#   OUT_ROOT/schemas/eventspb/events.pb.go (the compatibility test uses a temp
+#   OUT_ROOT to compare against the committed file).
+#
+# Tool versions (the generated header records them; keep them pinned so the
+# committed code is reproducible byte for byte):
+#   protoc        3.21.12   apt-get install -y protobuf-compiler   (Debian 12)
+#   protoc-gen-go v1.36.12  GOBIN=/tmp/bin go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+#                           (same version as google.golang.org/protobuf in go.mod)
+# protoc-gen-go is taken from $PROTOC_GEN_GO, else $PATH, else /tmp/bin.
+# Builds never need protoc: the generated code is committed.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:-$root}"
+want_protoc="libprotoc 3.21.12"
+want_gen="protoc-gen-go v1.36.12"
+
+command -v protoc >/dev/null || { echo "gen.sh: protoc not found (apt-get install -y protobuf-compiler)" >&2; exit 1; }
+gen="${PROTOC_GEN_GO:-$(command -v protoc-gen-go || true)}"
+[[ -z "$gen" && -x /tmp/bin/protoc-gen-go ]] && gen=/tmp/bin/protoc-gen-go
+[[ -n "$gen" ]] || { echo "gen.sh: protoc-gen-go not found; install: GOBIN=/tmp/bin go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12" >&2; exit 1; }
+
+have_protoc="$(protoc --version)"
+have_gen="$("$gen" --version)"
+[[ "$have_protoc" == "$want_protoc" ]] || echo "gen.sh: warning: $have_protoc, want $want_protoc (header will differ)" >&2
+[[ "$have_gen" == "$want_gen" ]] || { echo "gen.sh: $have_gen, want $want_gen" >&2; exit 1; }
+
+mkdir -p "$out"
+protoc \
+  --plugin=protoc-gen-go="$gen" \
+  -I "$root/schemas" \
+  --go_out="$out" \
+  --go_opt=module=github.com/asyncwebrl/asyncwebrl \
+  asyncwebrl/v1/events.proto asyncwebrl/v1/joinstate.proto

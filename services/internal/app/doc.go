@@ -1,0 +1,11 @@
+// Package app owns the lifecycle of the asyncwebrl binary's components: the
+// registry of targets, start in a fixed order, stop in reverse under a
+// deadline, and the error collection on the way down (temporal's
+// server_impl.go and benthos' manager are the models).
+//
+// A target ("actor", "joiner", ...) is a name bound to a constructor that
+// returns one Service. `-target=all` starts every registered target in
+// registration order, which is also the dependency order: producers of a
+// topic start before its consumers, and the reverse on stop means consumers
+// stop (and commit) before the things they read from disappear.
+package app

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "dev"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// usageError marks errors that are the user's to fix (exit 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// Main runs the binary with args (without the program name) and returns the
+// exit code. Panics below are turned into one error line by the recover in
+// run, so no stack trace reaches a user.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "asyncwebrl: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitRuntime
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v (please report it)", r)
+		}
+	}()
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "topics":
+			return runTopics(ctx, args[1:], stdout, stderr)
+		case "webenv":
+			return runWebenv(ctx, args[1:], stdout, stderr)
+		case "version":
+			fmt.Fprintln(stdout, "asyncwebrl", Version)
+			return nil
+		case "help":
+			return usage(stdout)
+		default:
+			return usageError{fmt.Errorf("unknown command %q (want one of %s, or flags to run targets; see -help)", args[0], strings.Join(config.Subcommands, ", "))}
+		}
+	}
+	cfg, err := parse(args, stdout)
+	if err != nil {
+		return err
+	}
+	return runTargets(ctx, cfg, stderr)
+}
+
+func parse(args []string, stderr io.Writer) (*config.Config, error) {
+	cfg, err := config.Parse(args, os.Getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+func usage(w io.Writer) error {
+	fmt.Fprintf(w, `asyncwebrl: asynchronous RL for visual web agents, on Kafka.
+
+Usage:
+  asyncwebrl [flags]                      run targets (-target=all by default)
+  asyncwebrl topics apply|check|list      create, check or list the topic catalog
+  asyncwebrl webenv families              list the task families, tiers, sites and split
+  asyncwebrl version
+
+Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.
+`)
+	return nil
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/profiling"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// deps is what every target constructor is built from.
+type deps struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	metrics *prometheus.Registry
+	kafka   *kafka.Factory
+	catalog *topics.Catalog
+}
+
+// constructors maps each target to the one constructor that builds it.
+// Order of start is config.KnownTargets'.
+var constructors = map[string]func(d deps) (app.Service, error){
+	"webenv":    newWebenv,
+	"actor":     pendingTarget("actor", 4),
+	"joiner":    pendingTarget("joiner", 5),
+	"learner":   pendingTarget("learner", 6),
+	"recorder":  pendingTarget("recorder", 7),
+	"dashboard": pendingTarget("dashboard", 7),
+}
+
+func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
+	log.Info("starting asyncwebrl", "version", Version, "config", cfg)
+
+	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stopSignals()
+
+	stopProfiling, err := profiling.Start(cfg.Pyroscope, cfg.InstanceID, cfg.Targets, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopProfiling() }() // observability closes last
+
+	seeds := cfg.Brokers
+	if cfg.Embedded() {
+		emb, err := kafka.StartEmbedded()
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		seeds = emb.Seeds()
+		log.Warn("using the embedded in-process Kafka (kfake): data is lost on exit; for development only", "addrs", seeds)
+	}
+	factory := kafka.NewFactory(cfg, seeds, log)
+	if err := factory.Ping(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	catalog := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	if cfg.ApplyTopics {
+		if err := applyTopics(ctx, factory, catalog, log); err != nil {
+			return err
+		}
+	}
+
+	reg := admin.NewRegistry()
+	d := deps{cfg: cfg, log: log, metrics: reg, kafka: factory, catalog: catalog}
+	runner := app.NewRunner(log)
+	services := []app.Service{admin.New(cfg.AdminAddr, reg, runner.Healthy, log.With("service", "admin"))}
+	for _, name := range cfg.Targets {
+		svc, err := constructors[name](d)
+		if err != nil {
+			return fmt.Errorf("unable to build target %s: %w", name, err)
+		}
+		services = append(services, svc)
+	}
+	if err := runner.Start(ctx, services, cfg.StopTimeout); err != nil {
+		return err
+	}
+	log.Info("running", "targets", cfg.Targets, "admin", cfg.AdminAddr)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("signal received, shutting down", "deadline", cfg.StopTimeout)
+	case runErr = <-runner.Failed():
+		log.Error("a service failed, shutting down", "err", runErr)
+	}
+	return errors.Join(runErr, shutdown(runner, cfg.StopTimeout, log))
+}
+
+// shutdown stops everything in reverse order under the deadline. When the
+// deadline passes it dumps goroutine stacks to stderr (what was stuck is
+// what an operator needs to see) and reports failure.
+func shutdown(runner *app.Runner, timeout time.Duration, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runner.Stop(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			log.Info("stopped cleanly")
+		}
+		return err
+	case <-ctx.Done():
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		return fmt.Errorf("unable to stop within %s: goroutine stacks dumped above", timeout)
+	}
+}
+
+func applyTopics(ctx context.Context, f *kafka.Factory, c *topics.Catalog, log *slog.Logger) error {
+	cl, err := f.NewClient("topics")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	changes, err := topics.Apply(ctx, cl, c)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		log.Info("topic changed", "topic", ch.Topic, "action", ch.Action, "detail", ch.Detail)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package topics
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Topic names, without prefix.
+const (
+	Tasks       = "tasks"
+	Obs         = "obs"
+	Actions     = "actions"
+	Rewards     = "rewards"
+	Telemetry   = "telemetry"
+	Transitions = "transitions"
+	Episodes    = "episodes"
+	Weights     = "weights"
+	DLQ         = "dlq"
+	// JoinerChangelog holds the joiner's per-episode join state so that a
+	// new owner of a partition can rebuild it after a rebalance or crash.
+	JoinerChangelog = "joiner-changelog"
+)
+
+const (
+	day = 24 * time.Hour
+	mib = 1 << 20
+)
+
+// Cleanup policies.
+const (
+	Delete  = "delete"
+	Compact = "compact"
+)
+
+// Spec is one topic's desired state.
+type Spec struct {
+	Name        string // without prefix
+	Key         string // what the record key is, for the docs
+	Doc         string // what the topic holds
+	Partitions  int32
+	Replication int16
+	// Retention is retention.ms; zero means infinite (-1), which is what a
+	// compacted topic and the system's history want.
+	Retention       time.Duration
+	Cleanup         string
+	MaxMessageBytes int32
+}
+
+// Configs returns the topic-level configs Apply sets and Check compares.
+func (s Spec) Configs() map[string]string {
+	ret := "-1"
+	if s.Retention > 0 {
+		ret = strconv.FormatInt(s.Retention.Milliseconds(), 10)
+	}
+	return map[string]string{
+		"cleanup.policy":    s.Cleanup,
+		"retention.ms":      ret,
+		"max.message.bytes": strconv.Itoa(int(s.MaxMessageBytes)),
+	}
+}
+
+// Catalog is the set of topics of one deployment.
+type Catalog struct {
+	Prefix string
+	Specs  []Spec
+}
+
+// Option changes a catalog.
+type Option func(*Catalog)
+
+// WithPrefix prefixes every name (default: no prefix).
+func WithPrefix(p string) Option { return func(c *Catalog) { c.Prefix = p } }
+
+// WithReplication sets every topic's replication factor (default 1, a single
+// local broker; compose.yaml's three-broker cluster uses 3).
+func WithReplication(rf int16) Option {
+	return func(c *Catalog) {
+		for i := range c.Specs {
+			c.Specs[i].Replication = rf
+		}
+	}
+}
+
+// WithPartitions sets the partition count of the per-episode topics, the unit
+// of parallelism of actors, joiners and recorders (default 6).
+func WithPartitions(n int32) Option {
+	return func(c *Catalog) {
+		for i := range c.Specs {
+			if c.Specs[i].Partitions > 1 {
+				c.Specs[i].Partitions = n
+			}
+		}
+	}
+}
+
+// New returns the catalog. The defaults size a single-node development
+// cluster; retention keeps the raw history long enough to replay it.
+func New(opts ...Option) *Catalog {
+	c := &Catalog{Specs: []Spec{
+		{Name: Tasks, Key: "task id", Doc: "task assignments: site, family, seed, tier, group", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		{Name: Obs, Key: "episode id", Doc: "observations: model-resolution frame, url, elements, stability", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 4 * mib},
+		{Name: Actions, Key: "episode id", Doc: "actions with log-prob, value, policy version, inference latency", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		{Name: Rewards, Key: "episode id", Doc: "rewards, done, success, rubric facts met", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		{Name: Telemetry, Key: "actor id", Doc: "executor time split: observe, think, act, wait, idle", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		{Name: Transitions, Key: "episode id", Doc: "the replay topic: (s, a, r, s', done, logp_old, version, group)", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib},
+		{Name: Episodes, Key: "task id", Doc: "episode summaries: return, length, success, versions used", Partitions: 6, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		// Compacted: the latest version per policy name survives forever.
+		{Name: Weights, Key: "policy name", Doc: "policy versions: ONNX model bytes and metadata", Partitions: 1, Cleanup: Compact, MaxMessageBytes: 64 * mib},
+		{Name: DLQ, Key: "source topic", Doc: "events that could not be decoded or joined, with the reason", Partitions: 1, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib},
+		// Compacted: the latest join state per episode; a tombstone when the
+		// episode is finished.
+		{Name: JoinerChangelog, Key: "episode id", Doc: "joiner state per open episode (changelog)", Partitions: 6, Cleanup: Compact, MaxMessageBytes: 16 * mib},
+	}}
+	for i := range c.Specs {
+		c.Specs[i].Replication = 1
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Name returns the full (prefixed) name of a catalog topic.
+func (c *Catalog) Name(topic string) string { return c.Prefix + topic }
+
+// Spec returns the spec of a topic by its unprefixed name.
+func (c *Catalog) Spec(topic string) (Spec, error) {
+	i := slices.IndexFunc(c.Specs, func(s Spec) bool { return s.Name == topic })
+	if i < 0 {
+		return Spec{}, fmt.Errorf("unknown topic %q", topic)
+	}
+	return c.Specs[i], nil
+}
+
+// Names returns every full topic name in catalog order.
+func (c *Catalog) Names() []string {
+	out := make([]string, len(c.Specs))
+	for i, s := range c.Specs {
+		out[i] = c.Name(s.Name)
+	}
+	return out
+}
