@@ -4,8 +4,9 @@ RUN_DIR ?= $(CURDIR)/.run
 export ASYNCWEBRL_RUN_DIR := $(RUN_DIR)
 export ASYNCWEBRL_ONNXRUNTIME_LIB ?= $(RUN_DIR)/lib/libonnxruntime.so.1
 BIN := bin/asyncwebrl
-# Packages whose code is concurrent run under the race detector too.
-RACE_PKGS := ./services/internal/... ./topics/...
+# Packages whose code is concurrent run their unit tests under the race
+# detector too (the integration tests ran once above).
+RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/...
 
 .PHONY: run setup up down status build test test-unit test-integration bench lint fmt clean help
 
@@ -33,7 +34,7 @@ build: ## build bin/asyncwebrl
 test: setup up ## every test: unit, race, integration against the real Kafka, ClickHouse and Chromium
 	go vet ./...
 	go test -count=1 -timeout 30m ./...
-	go test -count=1 -race -timeout 30m $(RACE_PKGS)
+	go test -count=1 -race -skip '^TestIntegration' -timeout 30m $(RACE_PKGS)
 
 test-unit: ## unit tests only (no real services)
 	ASYNCWEBRL_SKIP_INTEGRATION=1 go test -count=1 ./...

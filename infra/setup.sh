@@ -3,11 +3,11 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            all steps
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod gotch
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod protoc gotch
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium libtorch-dev openjdk-17-jre-headless maven docker-compose)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl)
 ONNXRUNTIME_NODE_VERSION=1.30.0
 
 step_apt() {
@@ -58,15 +58,27 @@ step_gomod() {
   (cd "$REPO_DIR" && go mod download)
 }
 
+# protoc-gen-go at the version of google.golang.org/protobuf in go.mod, so that
+# the schema test can regenerate the committed code and compare it byte for byte.
+step_protoc() {
+  local bin=$RUN_DIR/bin/protoc-gen-go ver
+  ver=$(cd "$REPO_DIR" && go list -m -f '{{.Version}}' google.golang.org/protobuf)
+  if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null)" = "protoc-gen-go $ver" ]; then
+    log "protoc: protoc-gen-go $ver present"; return
+  fi
+  log "protoc: installing protoc-gen-go $ver into $RUN_DIR/bin"
+  (cd "$REPO_DIR" && GOBIN=$RUN_DIR/bin go install "google.golang.org/protobuf/cmd/protoc-gen-go@$ver")
+}
+
 step_gotch() {
   "$INFRA_DIR/gotch/patch.sh"
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod gotch)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod protoc gotch)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod gotch)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod protoc gotch)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"

@@ -10,9 +10,9 @@
 # Tool versions (the generated header records them; keep them pinned so the
 # committed code is reproducible byte for byte):
 #   protoc        3.21.12   apt-get install -y protobuf-compiler   (Debian 12)
-#   protoc-gen-go v1.36.12  GOBIN=/tmp/bin go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+#   protoc-gen-go v1.36.12  infra/setup.sh protoc  (installs both; protoc-gen-go into .run/bin)
 #                           (same version as google.golang.org/protobuf in go.mod)
-# protoc-gen-go is taken from $PROTOC_GEN_GO, else $PATH, else /tmp/bin.
+# protoc-gen-go is taken from $PROTOC_GEN_GO, else $PATH, else the run dir's bin/.
 # Builds never need protoc: the generated code is committed.
 set -euo pipefail
 
@@ -23,8 +23,9 @@ want_gen="protoc-gen-go v1.36.12"
 
 command -v protoc >/dev/null || { echo "gen.sh: protoc not found (apt-get install -y protobuf-compiler)" >&2; exit 1; }
 gen="${PROTOC_GEN_GO:-$(command -v protoc-gen-go || true)}"
-[[ -z "$gen" && -x /tmp/bin/protoc-gen-go ]] && gen=/tmp/bin/protoc-gen-go
-[[ -n "$gen" ]] || { echo "gen.sh: protoc-gen-go not found; install: GOBIN=/tmp/bin go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12" >&2; exit 1; }
+rundir_gen="${ASYNCWEBRL_RUN_DIR:-$root/.run}/bin/protoc-gen-go"
+[[ -z "$gen" && -x "$rundir_gen" ]] && gen="$rundir_gen"
+[[ -n "$gen" ]] || { echo "gen.sh: protoc-gen-go not found; install it with infra/setup.sh protoc" >&2; exit 1; }
 
 have_protoc="$(protoc --version)"
 have_gen="$("$gen" --version)"

@@ -769,8 +769,18 @@ type Element struct {
 	// ARIA role (or tag name when it has none).
 	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
 	// Accessible name / visible text, truncated by the actor.
-	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
-	Box           *Box   `protobuf:"bytes,4,opt,name=box,proto3" json:"box,omitempty"`
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Box  *Box   `protobuf:"bytes,4,opt,name=box,proto3" json:"box,omitempty"`
+	// Element state, so the policy sees what it already did (a ticked box, a
+	// filled field) without reading pixels.
+	// Checkbox or radio is checked.
+	Checked bool `protobuf:"varint,5,opt,name=checked,proto3" json:"checked,omitempty"`
+	// Current value of an input, textarea or select (truncated by the actor).
+	Value string `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
+	// Has keyboard focus.
+	Focused bool `protobuf:"varint,7,opt,name=focused,proto3" json:"focused,omitempty"`
+	// Disabled: clicks do nothing.
+	Disabled      bool `protobuf:"varint,8,opt,name=disabled,proto3" json:"disabled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -831,6 +841,34 @@ func (x *Element) GetBox() *Box {
 		return x.Box
 	}
 	return nil
+}
+
+func (x *Element) GetChecked() bool {
+	if x != nil {
+		return x.Checked
+	}
+	return false
+}
+
+func (x *Element) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *Element) GetFocused() bool {
+	if x != nil {
+		return x.Focused
+	}
+	return false
+}
+
+func (x *Element) GetDisabled() bool {
+	if x != nil {
+		return x.Disabled
+	}
+	return false
 }
 
 // How long the actor spent producing an observation.
@@ -2277,12 +2315,16 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +
 	"\x01w\x18\x03 \x01(\x02R\x01w\x12\f\n" +
-	"\x01h\x18\x04 \x01(\x02R\x01h\"i\n" +
+	"\x01h\x18\x04 \x01(\x02R\x01h\"\xcf\x01\n" +
 	"\aElement\x12\x10\n" +
 	"\x03bid\x18\x01 \x01(\tR\x03bid\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12$\n" +
-	"\x03box\x18\x04 \x01(\v2\x12.asyncwebrl.v1.BoxR\x03box\"P\n" +
+	"\x03box\x18\x04 \x01(\v2\x12.asyncwebrl.v1.BoxR\x03box\x12\x18\n" +
+	"\achecked\x18\x05 \x01(\bR\achecked\x12\x14\n" +
+	"\x05value\x18\x06 \x01(\tR\x05value\x12\x18\n" +
+	"\afocused\x18\a \x01(\bR\afocused\x12\x1a\n" +
+	"\bdisabled\x18\b \x01(\bR\bdisabled\"P\n" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +

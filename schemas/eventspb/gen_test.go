@@ -93,8 +93,12 @@ func protocGenGo() string {
 	if p, err := exec.LookPath("protoc-gen-go"); err == nil {
 		return p
 	}
-	if _, err := os.Stat("/tmp/bin/protoc-gen-go"); err == nil {
-		return "/tmp/bin/protoc-gen-go" // where schemas/gen.sh suggests installing it
+	runDir := os.Getenv("ASYNCWEBRL_RUN_DIR")
+	if runDir == "" {
+		runDir = filepath.Join("..", "..", ".run")
+	}
+	if p := filepath.Join(runDir, "bin", "protoc-gen-go"); fileExists(p) {
+		return p // where infra/setup.sh protoc installs it
 	}
 	return ""
 }
@@ -106,4 +110,9 @@ func version(t *testing.T, bin string) string {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -242,11 +242,15 @@ type JoinEvent struct {
 	PolicyVersion uint64 `protobuf:"varint,21,opt,name=policy_version,json=policyVersion,proto3" json:"policy_version,omitempty"`
 	PolicyName    string `protobuf:"bytes,22,opt,name=policy_name,json=policyName,proto3" json:"policy_name,omitempty"`
 	// Reward.
-	Reward        float64 `protobuf:"fixed64,23,opt,name=reward,proto3" json:"reward,omitempty"`
-	Done          bool    `protobuf:"varint,24,opt,name=done,proto3" json:"done,omitempty"`
-	Success       bool    `protobuf:"varint,25,opt,name=success,proto3" json:"success,omitempty"`
-	Truncated     bool    `protobuf:"varint,26,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	Aborted       bool    `protobuf:"varint,27,opt,name=aborted,proto3" json:"aborted,omitempty"`
+	Reward    float64 `protobuf:"fixed64,23,opt,name=reward,proto3" json:"reward,omitempty"`
+	Done      bool    `protobuf:"varint,24,opt,name=done,proto3" json:"done,omitempty"`
+	Success   bool    `protobuf:"varint,25,opt,name=success,proto3" json:"success,omitempty"`
+	Truncated bool    `protobuf:"varint,26,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Aborted   bool    `protobuf:"varint,27,opt,name=aborted,proto3" json:"aborted,omitempty"`
+	// Action: envelope.event_id of the observation it was chosen from.
+	ObsEventId string `protobuf:"bytes,28,opt,name=obs_event_id,json=obsEventId,proto3" json:"obs_event_id,omitempty"`
+	// envelope.source of the event.
+	Origin        Source `protobuf:"varint,29,opt,name=origin,proto3,enum=asyncwebrl.v1.Source" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -421,6 +425,20 @@ func (x *JoinEvent) GetAborted() bool {
 	return false
 }
 
+func (x *JoinEvent) GetObsEventId() string {
+	if x != nil {
+		return x.ObsEventId
+	}
+	return ""
+}
+
+func (x *JoinEvent) GetOrigin() Source {
+	if x != nil {
+		return x.Origin
+	}
+	return Source_SOURCE_UNSPECIFIED
+}
+
 // Join state of one open episode.
 type JoinEpisodeState struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -430,9 +448,12 @@ type JoinEpisodeState struct {
 	EmittedSteps   []uint32 `protobuf:"varint,3,rep,packed,name=emitted_steps,json=emittedSteps,proto3" json:"emitted_steps,omitempty"`
 	SummaryEmitted bool     `protobuf:"varint,4,opt,name=summary_emitted,json=summaryEmitted,proto3" json:"summary_emitted,omitempty"`
 	// Task of the episode, from its first observation that carried one.
-	Task          *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Task *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
+	// Largest event time of the episode's records (unstable frames included):
+	// the episode closes when every input watermark has passed it.
+	LastEventTimeUnixNano int64 `protobuf:"varint,6,opt,name=last_event_time_unix_nano,json=lastEventTimeUnixNano,proto3" json:"last_event_time_unix_nano,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *JoinEpisodeState) Reset() {
@@ -500,6 +521,13 @@ func (x *JoinEpisodeState) GetTask() *TaskRef {
 	return nil
 }
 
+func (x *JoinEpisodeState) GetLastEventTimeUnixNano() int64 {
+	if x != nil {
+		return x.LastEventTimeUnixNano
+	}
+	return 0
+}
+
 var File_asyncwebrl_v1_joinstate_proto protoreflect.FileDescriptor
 
 const file_asyncwebrl_v1_joinstate_proto_rawDesc = "" +
@@ -517,7 +545,7 @@ const file_asyncwebrl_v1_joinstate_proto_rawDesc = "" +
 	"\x13max_policy_versions\x18\x04 \x03(\v28.asyncwebrl.v1.JoinPartitionState.MaxPolicyVersionsEntryR\x11maxPolicyVersions\x1aD\n" +
 	"\x16MaxPolicyVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x93\x05\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xe4\x05\n" +
 	"\tJoinEvent\x12+\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x17.asyncwebrl.v1.JoinKindR\x04kind\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x12\n" +
@@ -541,14 +569,18 @@ const file_asyncwebrl_v1_joinstate_proto_rawDesc = "" +
 	"\x04done\x18\x18 \x01(\bR\x04done\x12\x18\n" +
 	"\asuccess\x18\x19 \x01(\bR\asuccess\x12\x1c\n" +
 	"\ttruncated\x18\x1a \x01(\bR\ttruncated\x12\x18\n" +
-	"\aaborted\x18\x1b \x01(\bR\aaborted\"\xdd\x01\n" +
+	"\aaborted\x18\x1b \x01(\bR\aaborted\x12 \n" +
+	"\fobs_event_id\x18\x1c \x01(\tR\n" +
+	"obsEventId\x12-\n" +
+	"\x06origin\x18\x1d \x01(\x0e2\x15.asyncwebrl.v1.SourceR\x06origin\"\x97\x02\n" +
 	"\x10JoinEpisodeState\x12\x1d\n" +
 	"\n" +
 	"episode_id\x18\x01 \x01(\tR\tepisodeId\x120\n" +
 	"\x06events\x18\x02 \x03(\v2\x18.asyncwebrl.v1.JoinEventR\x06events\x12#\n" +
 	"\remitted_steps\x18\x03 \x03(\rR\femittedSteps\x12'\n" +
 	"\x0fsummary_emitted\x18\x04 \x01(\bR\x0esummaryEmitted\x12*\n" +
-	"\x04task\x18\x05 \x01(\v2\x16.asyncwebrl.v1.TaskRefR\x04task*d\n" +
+	"\x04task\x18\x05 \x01(\v2\x16.asyncwebrl.v1.TaskRefR\x04task\x128\n" +
+	"\x19last_event_time_unix_nano\x18\x06 \x01(\x03R\x15lastEventTimeUnixNano*d\n" +
 	"\bJoinKind\x12\x19\n" +
 	"\x15JOIN_KIND_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rJOIN_KIND_OBS\x10\x01\x12\x14\n" +
@@ -576,20 +608,22 @@ var file_asyncwebrl_v1_joinstate_proto_goTypes = []any{
 	(*JoinEvent)(nil),          // 3: asyncwebrl.v1.JoinEvent
 	(*JoinEpisodeState)(nil),   // 4: asyncwebrl.v1.JoinEpisodeState
 	nil,                        // 5: asyncwebrl.v1.JoinPartitionState.MaxPolicyVersionsEntry
-	(*TaskRef)(nil),            // 6: asyncwebrl.v1.TaskRef
+	(Source)(0),                // 6: asyncwebrl.v1.Source
+	(*TaskRef)(nil),            // 7: asyncwebrl.v1.TaskRef
 }
 var file_asyncwebrl_v1_joinstate_proto_depIdxs = []int32{
 	0, // 0: asyncwebrl.v1.JoinWatermark.kind:type_name -> asyncwebrl.v1.JoinKind
 	1, // 1: asyncwebrl.v1.JoinPartitionState.watermarks:type_name -> asyncwebrl.v1.JoinWatermark
 	5, // 2: asyncwebrl.v1.JoinPartitionState.max_policy_versions:type_name -> asyncwebrl.v1.JoinPartitionState.MaxPolicyVersionsEntry
 	0, // 3: asyncwebrl.v1.JoinEvent.kind:type_name -> asyncwebrl.v1.JoinKind
-	3, // 4: asyncwebrl.v1.JoinEpisodeState.events:type_name -> asyncwebrl.v1.JoinEvent
-	6, // 5: asyncwebrl.v1.JoinEpisodeState.task:type_name -> asyncwebrl.v1.TaskRef
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	6, // 4: asyncwebrl.v1.JoinEvent.origin:type_name -> asyncwebrl.v1.Source
+	3, // 5: asyncwebrl.v1.JoinEpisodeState.events:type_name -> asyncwebrl.v1.JoinEvent
+	7, // 6: asyncwebrl.v1.JoinEpisodeState.task:type_name -> asyncwebrl.v1.TaskRef
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_asyncwebrl_v1_joinstate_proto_init() }

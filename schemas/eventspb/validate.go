@@ -37,39 +37,75 @@ func validateEnvelope(e *Envelope) error {
 	return nil
 }
 
-// validateEnums walks every populated field; the schema has no recursive
-// messages, so the walk is bounded by the schema's depth.
+// validateEnums walks every populated enum or message field; the schema has
+// no recursive messages, so the walk is bounded by the schema's depth.
+// It is on every consumer's hot path (the recorder decodes every event), so
+// scalar fields are skipped before any work and the field path of an error
+// is built only when there is an error.
 func validateEnums(m protoreflect.Message, path string) error {
-	var err error
+	if err := walkEnums(m); err != nil {
+		return fmt.Errorf("%s%s: %s", path, err.path, err.msg)
+	}
+	return nil
+}
+
+// enumError is an unknown enum value; path is built on the way back up.
+type enumError struct{ path, msg string }
+
+func walkEnums(m protoreflect.Message) *enumError {
+	var err *enumError
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		p := path + string(fd.Name())
 		switch {
 		case fd.IsMap():
+			if !needsWalk(fd.MapValue()) {
+				return true
+			}
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				err = validateValue(fd.MapValue(), mv, fmt.Sprintf("%s[%v]", p, k.Interface()))
+				if err = walkValue(fd.MapValue(), mv); err != nil {
+					err.path = fmt.Sprintf("%s[%v]%s", fd.Name(), k.Interface(), err.path)
+				}
 				return err == nil
 			})
+		case !needsWalk(fd):
+			return true
 		case fd.IsList():
 			l := v.List()
 			for i := 0; i < l.Len() && err == nil; i++ {
-				err = validateValue(fd, l.Get(i), fmt.Sprintf("%s[%d]", p, i))
+				if err = walkValue(fd, l.Get(i)); err != nil {
+					err.path = fmt.Sprintf("%s[%d]%s", fd.Name(), i, err.path)
+				}
 			}
 		default:
-			err = validateValue(fd, v, p)
+			if err = walkValue(fd, v); err != nil {
+				err.path = string(fd.Name()) + err.path
+			}
 		}
 		return err == nil
 	})
 	return err
 }
 
-func validateValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, path string) error {
+func needsWalk(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Kind() {
+	case protoreflect.EnumKind, protoreflect.MessageKind, protoreflect.GroupKind:
+		return true
+	}
+	return false
+}
+
+// walkValue returns an error whose path is relative to the value: "" for
+// the value itself, ".field..." inside a message.
+func walkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) *enumError {
 	switch fd.Kind() {
 	case protoreflect.EnumKind:
 		if fd.Enum().Values().ByNumber(v.Enum()) == nil {
-			return fmt.Errorf("%s: unknown %s value %d", path, fd.Enum().Name(), v.Enum())
+			return &enumError{msg: fmt.Sprintf("unknown %s value %d", fd.Enum().Name(), v.Enum())}
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return validateEnums(v.Message(), path+".")
+		if err := walkEnums(v.Message()); err != nil {
+			err.path = "." + err.path
+			return err
+		}
 	}
 	return nil
 }

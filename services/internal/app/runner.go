@@ -15,6 +15,7 @@ type Runner struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	started []Service
+	ready   bool // every service of the last Start is up
 }
 
 // NewRunner returns a runner that logs to log.
@@ -41,6 +42,9 @@ func (r *Runner) Start(ctx context.Context, services []Service, stopTimeout time
 		r.mu.Unlock()
 		r.log.Info("started", "service", s.Name(), "took", time.Since(t0).Round(time.Millisecond))
 	}
+	r.mu.Lock()
+	r.ready = true
+	r.mu.Unlock()
 	return nil
 }
 
@@ -50,6 +54,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	started := r.started
 	r.started = nil
+	r.ready = false
 	r.mu.Unlock()
 	var errs []error
 	for i := len(started) - 1; i >= 0; i-- {
@@ -65,13 +70,16 @@ func (r *Runner) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Healthy reports the first unhealthy running service.
+// Healthy reports the first unhealthy running service. While services are
+// still starting the process is not healthy yet: a load balancer or a test
+// must not route to (or stop) a half-started stack.
 func (r *Runner) Healthy(ctx context.Context) error {
 	r.mu.Lock()
 	started := append([]Service(nil), r.started...)
+	ready := r.ready
 	r.mu.Unlock()
-	if len(started) == 0 {
-		return errors.New("no service running")
+	if !ready {
+		return errors.New("starting")
 	}
 	for _, s := range started {
 		if h, ok := s.(HealthChecker); ok {

@@ -60,6 +60,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runTopics(ctx, args[1:], stdout, stderr)
 		case "webenv":
 			return runWebenv(ctx, args[1:], stdout, stderr)
+		case "bench":
+			return runBench(ctx, args[1:], stdout, stderr)
+		case "query":
+			return runQuery(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
@@ -94,6 +98,10 @@ Usage:
   asyncwebrl [flags]                      run targets (-target=all by default)
   asyncwebrl topics apply|check|list      create, check or list the topic catalog
   asyncwebrl webenv families              list the task families, tiers, sites and split
+  asyncwebrl bench joiner [--events N]    joiner vs consume-only throughput on the broker
+  asyncwebrl bench recorder [--events N]  recorder vs bare clickhouse-go insert rows/s
+  asyncwebrl bench rollout [--profile P]  actor steps/s, async vs the lock-step sync baseline
+  asyncwebrl query [NAME] [--since 1h]    list or run a saved ClickHouse query (table, csv, json)
   asyncwebrl version
 
 Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.

@@ -88,7 +88,7 @@ func TestBadInputOneLineNonZero(t *testing.T) {
 func TestEmbeddedStartHealthzSIGTERM(t *testing.T) {
 	bin := binary(t)
 	admin := freePort(t)
-	cmd := exec.Command(bin, "-target=all", "--brokers=embedded", "-admin-addr="+admin, "-webenv-addr="+freePort(t), "-run-dir="+t.TempDir())
+	cmd := exec.Command(bin, "-target=all", "--brokers=embedded", "-admin-addr="+admin, "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+t.TempDir())
 	var stderr safeBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

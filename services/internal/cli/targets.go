@@ -35,11 +35,11 @@ type deps struct {
 // Order of start is config.KnownTargets'.
 var constructors = map[string]func(d deps) (app.Service, error){
 	"webenv":    newWebenv,
-	"actor":     pendingTarget("actor", 4),
-	"joiner":    pendingTarget("joiner", 5),
+	"actor":     newActor,
+	"joiner":    newJoiner,
 	"learner":   pendingTarget("learner", 6),
-	"recorder":  pendingTarget("recorder", 7),
-	"dashboard": pendingTarget("dashboard", 7),
+	"recorder":  newRecorder,
+	"dashboard": newDashboard,
 }
 
 func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
@@ -88,6 +88,12 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		services = append(services, svc)
 	}
 	if err := runner.Start(ctx, services, cfg.StopTimeout); err != nil {
+		if ctx.Err() != nil {
+			// A signal during start-up: what had started is stopped; that
+			// is the shutdown the user asked for, not a failure.
+			log.Info("signal received during start-up; stopped")
+			return nil
+		}
 		return err
 	}
 	log.Info("running", "targets", cfg.Targets, "admin", cfg.AdminAddr)

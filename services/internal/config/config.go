@@ -40,8 +40,13 @@ type Config struct {
 	WebenvAddr string
 	// WebenvURL is how actors reach webenv; empty means http://WebenvAddr.
 	WebenvURL string
+	// DashboardAddr is where the dashboard target serves its web page.
+	DashboardAddr string
 	// RunDir holds local state (checkpoints, frame store, reports).
 	RunDir string
+	// Actor and Webenv configure those targets (actor.go).
+	Actor  Actor
+	Webenv Webenv
 	// InstanceID names this process in events and client ids.
 	InstanceID string
 	// LogLevel and LogFormat configure slog.
@@ -128,6 +133,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.AdminAddr, "admin-addr", "127.0.0.1:7070", "admin HTTP address: /healthz, /metrics, /debug/pprof")
 	str(&c.WebenvAddr, "webenv-addr", "127.0.0.1:18080", "webenv task server address")
 	str(&c.WebenvURL, "webenv-url", "", "URL actors use to reach webenv (default: http:// + -webenv-addr)")
+	str(&c.DashboardAddr, "dashboard-addr", "127.0.0.1:7080", "dashboard web page address")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")
 	str(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -136,6 +142,8 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.Pyroscope.AppName, "pyroscope-app-name", "asyncwebrl", "application name in Pyroscope")
 	str(&c.Pyroscope.User, "pyroscope-user", "", "Pyroscope basic-auth user")
 	str(&pyroPass, "pyroscope-password", "", "Pyroscope basic-auth password (prefer the environment variable)")
+	c.Actor.register(fs)
+	c.Webenv.register(fs)
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "deadline for graceful shutdown (env "+envName("stop-timeout")+")")
 
 	// Environment first, then the command line over it.
@@ -220,7 +228,7 @@ func (c *Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("invalid -log-format %q: want text or json", c.LogFormat)
 	}
-	for name, addr := range map[string]string{"-admin-addr": c.AdminAddr, "-clickhouse-addr": c.ClickHouse.Addr, "-webenv-addr": c.WebenvAddr} {
+	for name, addr := range map[string]string{"-admin-addr": c.AdminAddr, "-clickhouse-addr": c.ClickHouse.Addr, "-webenv-addr": c.WebenvAddr, "-dashboard-addr": c.DashboardAddr} {
 		if err := checkHostPort(addr); err != nil {
 			return fmt.Errorf("invalid %s %q: %v", name, addr, err)
 		}
@@ -233,6 +241,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("invalid -stop-timeout %s: must be positive", c.StopTimeout)
+	}
+	if err := c.Actor.validate(); err != nil {
+		return err
 	}
 	if c.WebenvURL == "" {
 		c.WebenvURL = "http://" + c.WebenvAddr

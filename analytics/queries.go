@@ -1,0 +1,164 @@
+package analytics
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+//go:embed queries/*.sql
+var queryFiles embed.FS
+
+// Query is one saved query of queries/: NAME.sql, whose leading comment
+// lines are its documentation (the first line is the summary).
+type Query struct {
+	Name        string
+	Summary     string
+	Description string
+	SQL         string
+}
+
+// Queries returns the saved queries by name.
+func Queries() ([]Query, error) {
+	entries, err := fs.ReadDir(queryFiles, "queries")
+	if err != nil {
+		return nil, fmt.Errorf("unable to list saved queries: %w", err)
+	}
+	var out []Query
+	for _, e := range entries {
+		b, err := queryFiles.ReadFile(path.Join("queries", e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("unable to read saved query %s: %w", e.Name(), err)
+		}
+		q := parseQuery(strings.TrimSuffix(e.Name(), ".sql"), string(b))
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// LookupQuery returns the saved query called name.
+func LookupQuery(name string) (Query, error) {
+	qs, err := Queries()
+	if err != nil {
+		return Query{}, err
+	}
+	var names []string
+	for _, q := range qs {
+		if q.Name == name {
+			return q, nil
+		}
+		names = append(names, q.Name)
+	}
+	return Query{}, fmt.Errorf("unknown saved query %q (have %s)", name, strings.Join(names, ", "))
+}
+
+func parseQuery(name, text string) Query {
+	q := Query{Name: name, SQL: strings.TrimSpace(text)}
+	var doc []string
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if !strings.HasPrefix(t, "--") {
+			break
+		}
+		doc = append(doc, strings.TrimSpace(strings.TrimPrefix(t, "--")))
+	}
+	if len(doc) > 0 {
+		q.Summary = doc[0]
+		q.Description = strings.Join(doc[1:], " ")
+	}
+	return q
+}
+
+// Params are the values a saved query's placeholders take: @since and
+// @until (DateTime, the window [since, until)) and @bucket (UInt32 seconds,
+// the width of a time bucket in charts).
+type Params struct {
+	Since  time.Time
+	Until  time.Time
+	Bucket time.Duration // zero: AutoBucket(Until - Since)
+}
+
+// bucketSteps are the bucket widths charts use: whole minutes at least,
+// because the materialized views are per minute.
+var bucketSteps = []time.Duration{
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// AutoBucket picks the smallest bucket width that keeps a window of this
+// length to at most 120 points.
+func AutoBucket(window time.Duration) time.Duration {
+	for _, b := range bucketSteps {
+		if window <= 120*b {
+			return b
+		}
+	}
+	return bucketSteps[len(bucketSteps)-1]
+}
+
+func (p Params) args() []any {
+	b := p.Bucket
+	if b <= 0 {
+		b = AutoBucket(p.Until.Sub(p.Since))
+	}
+	if b < time.Second {
+		b = time.Second
+	}
+	// Bound as UTC wall-clock literals: the server and every DateTime
+	// column here are UTC.
+	return []any{
+		clickhouse.Named("since", p.Since.UTC().Truncate(time.Second)),
+		clickhouse.Named("until", p.Until.UTC().Truncate(time.Second)),
+		clickhouse.Named("bucket", uint32(b/time.Second)),
+	}
+}
+
+// Result is a query's output: column names and ClickHouse types, and rows
+// of Go values (string, integers, float64, time.Time, slices).
+type Result struct {
+	Columns []string
+	Types   []string
+	Rows    [][]any
+}
+
+// Run executes q with p on conn, whose default database holds the tables.
+func Run(ctx context.Context, conn driver.Conn, q Query, p Params) (*Result, error) {
+	rows, err := conn.Query(ctx, q.SQL, p.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("unable to run saved query %s: %w", q.Name, err)
+	}
+	defer rows.Close()
+	cts := rows.ColumnTypes()
+	res := &Result{Columns: rows.Columns()}
+	for _, ct := range cts {
+		res.Types = append(res.Types, ct.DatabaseTypeName())
+	}
+	for rows.Next() {
+		ptrs := make([]any, len(cts))
+		for i, ct := range cts {
+			ptrs[i] = reflect.New(ct.ScanType()).Interface()
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("unable to read saved query %s: %w", q.Name, err)
+		}
+		row := make([]any, len(ptrs))
+		for i, p := range ptrs {
+			row[i] = reflect.ValueOf(p).Elem().Interface()
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("unable to read saved query %s: %w", q.Name, err)
+	}
+	return res, nil
+}

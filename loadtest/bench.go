@@ -1,0 +1,181 @@
+package loadtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// BenchConfig is one joiner benchmark run.
+type BenchConfig struct {
+	// NewClient builds clients for the broker under test.
+	NewClient joiner.ClientFunc
+	// NewJoiner builds one joiner member for the catalog's topics.
+	NewJoiner func(cat *topics.Catalog) (JoinerMember, error)
+	Log       *slog.Logger
+	Load      Config
+	// Partitions and Replication size the throwaway topics.
+	Partitions  int32
+	Replication int16
+}
+
+// JoinerMember is what the benchmark needs of a joiner (*joiner.Service).
+type JoinerMember interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	Healthy(ctx context.Context) error
+	Committed() joiner.Stats
+	FirstAssigned() time.Time
+}
+
+// BenchResult is what a run measured: the same input consumed by a plain
+// group consumer (the baseline) and joined by one joiner member, each timed
+// from the moment the group assigned it the partitions to its last record
+// consumed (joiner: committed, which includes restoring its empty state).
+type BenchResult struct {
+	Records     int
+	Partitions  int32
+	ConsumeOnly time.Duration
+	Joiner      time.Duration
+	Verified    Report
+}
+
+// ConsumeOnlyRate is records per second of the baseline.
+func (r BenchResult) ConsumeOnlyRate() float64 { return rate(r.Records, r.ConsumeOnly) }
+
+// JoinerRate is records per second through the exactly-once join.
+func (r BenchResult) JoinerRate() float64 { return rate(r.Records, r.Joiner) }
+
+// Ratio is joiner throughput over consume-only throughput.
+func (r BenchResult) Ratio() float64 { return r.JoinerRate() / r.ConsumeOnlyRate() }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// BenchJoiner creates throwaway topics, produces the load, measures both
+// consumers on it, verifies the joiner's output and deletes the topics.
+func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	prefix := "bench_" + hex.EncodeToString(id[:]) + "."
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(c.Partitions), topics.WithReplication(max(1, c.Replication)))
+	res := BenchResult{Partitions: c.Partitions}
+	log := c.Log
+
+	adminCl, err := c.NewClient()
+	if err != nil {
+		return res, err
+	}
+	defer adminCl.Close()
+	if _, err := topics.Apply(ctx, adminCl, cat); err != nil {
+		return res, err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		adm := kadm.NewClient(adminCl)
+		_, _ = adm.DeleteGroups(ctx, prefix+"consume-only", prefix+"joiner")
+		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
+	}()
+
+	prod, err := c.NewClient()
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	exp, err := Generate(ctx, prod, cat, c.Load)
+	prod.Close()
+	if err != nil {
+		return res, err
+	}
+	res.Records = exp.Records
+	log.Info("load produced", "records", exp.Records, "duplicates", exp.Duplicates, "reordered", exp.Reordered, "malformed", len(exp.Malformed), "took", time.Since(t0).Round(time.Millisecond))
+
+	if res.ConsumeOnly, err = consumeOnly(ctx, c.NewClient, cat, prefix+"consume-only", exp.Records); err != nil {
+		return res, err
+	}
+	log.Info("consume-only done", "took", res.ConsumeOnly.Round(time.Millisecond))
+
+	j, err := c.NewJoiner(cat)
+	if err != nil {
+		return res, err
+	}
+	if err := j.Start(ctx); err != nil {
+		return res, err
+	}
+	for j.Committed().Consumed < int64(exp.Records) {
+		if err := j.Healthy(ctx); err != nil {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			_ = j.Stop(context.Background())
+			return res, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	res.Joiner = time.Since(j.FirstAssigned())
+	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := j.Stop(stopCtx); err != nil {
+		return res, err
+	}
+	log.Info("joiner done", "took", res.Joiner.Round(time.Millisecond))
+
+	res.Verified, err = Verify(ctx, c.NewClient, cat, exp)
+	return res, err
+}
+
+// consumeOnly is the baseline: a plain group consumer of the same input
+// topics (read_committed, like the joiner) that only counts records.
+func consumeOnly(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, group string, records int) (time.Duration, error) {
+	var assigned atomic.Int64
+	cl, err := newClient(
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			assigned.CompareAndSwap(0, time.Now().UnixNano())
+		}),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)),
+		kgo.Balancers(kgo.RangeBalancer()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	n := 0
+	for n < records {
+		fetches := cl.PollRecords(ctx, 10000)
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		n += fetches.NumRecords()
+	}
+	took := time.Since(time.Unix(0, assigned.Load()))
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = cl.CommitUncommittedOffsets(ctx)
+	return took, nil
+}
+
+// String renders the side-by-side table.
+func (r BenchResult) String() string {
+	return fmt.Sprintf("%-14s %12s %10s\n%-14s %12.0f %10.2f\n%-14s %12.0f %10.2f\n",
+		"", "records/s", "seconds",
+		"consume-only", r.ConsumeOnlyRate(), r.ConsumeOnly.Seconds(),
+		"joiner (EOS)", r.JoinerRate(), r.Joiner.Seconds())
+}

@@ -1,0 +1,186 @@
+package actor
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// TestIntegrationBrowserCrash kills one of two Chromium processes mid-run
+// (kill -9, as the OOM killer would): its executors record their episodes
+// as aborted, the browser is restarted, the executors go on with new
+// episodes, and after Stop no process of any browser generation is left.
+func TestIntegrationBrowserCrash(t *testing.T) {
+	srv := startWebenv(t, "none")
+	k := newKafkaEnv(t, srv.URL())
+	a, err := New(k.cfg, k.factory, k.catalog, WithExecutors(4), WithBrowsers(2), WithLogger(testLogger(t)),
+		WithTaskGrace(time.Second), WithMaxSteps(5), WithFamilies("click-button", "tick-checkboxes", "login-form"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = a.Stop(context.Background())
+		}
+	}()
+	rctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := &events{}
+	k.consume(t, rctx, ev)
+
+	dirs := map[string]bool{}
+	for _, b := range a.Browsers() {
+		dirs[b.DataDir] = true
+	}
+	waitUntil(t, 3*time.Minute, "4 episodes", func() bool { return a.Stats().Episodes >= 4 })
+	victim := a.Browsers()[0]
+	if victim.PID <= 0 {
+		t.Fatalf("no pid for browser 0: %+v", victim)
+	}
+	before := a.Stats()
+	killedAt := time.Now().UnixNano()
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 3*time.Minute, "the restart", func() bool {
+		b := a.Browsers()[0]
+		return b.Generation > victim.Generation && b.PID != victim.PID
+	})
+	for _, b := range a.Browsers() {
+		dirs[b.DataDir] = true
+	}
+	// Executors 0 and 2 live in browser 0: both must finish episodes
+	// after the crash.
+	waitUntil(t, 3*time.Minute, "episodes of executors 0 and 2 after the crash", func() bool {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		after := map[string]bool{}
+		for _, r := range ev.rewards {
+			p := r.GetEnvelope().GetProducer()
+			if r.GetDone() && !r.GetAborted() && r.GetEnvelope().GetProducedAtUnixNano() > killedAt &&
+				(strings.HasSuffix(p, "/executor-0") || strings.HasSuffix(p, "/executor-2")) {
+				after[p] = true
+			}
+		}
+		return len(after) == 2
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	st := a.Stats()
+	if st.Restarts < 1 || st.Aborted <= before.Aborted {
+		t.Fatalf("restarts %d, aborted %d -> %d: want a restart and aborted episodes", st.Restarts, before.Aborted, st.Aborted)
+	}
+	waitUntil(t, time.Minute, "every event read back", func() bool {
+		o, ac, r, te := ev.counts()
+		return uint64(o+ac+r+te) >= st.Produced
+	})
+	ev.mu.Lock()
+	crashed := 0
+	for _, r := range ev.rewards {
+		p := r.GetEnvelope().GetProducer()
+		if r.GetAborted() && r.GetDone() && strings.HasPrefix(r.GetReason(), "crash") &&
+			(strings.HasSuffix(p, "executor-0") || strings.HasSuffix(p, "executor-2")) {
+			crashed++
+		}
+	}
+	ev.mu.Unlock()
+	if crashed == 0 {
+		t.Fatal("no aborted reward with reason crash from the executors of the killed browser")
+	}
+	var list []string
+	for d := range dirs {
+		list = append(list, d)
+	}
+	if left := deadDirs(list); left != "" {
+		t.Fatalf("chromium processes outlived the actor: %s", left)
+	}
+	t.Logf("%d crash-aborted episodes; stats %+v", crashed, st)
+}
+
+// TestIntegrationNoOrphansAfterKill9 starts a browser pool in a child
+// process, kills the child with SIGKILL (no cleanup runs) and checks that
+// no Chromium process of its pool survives it.
+func TestIntegrationNoOrphansAfterKill9(t *testing.T) {
+	if os.Getenv("ASYNCWEBRL_ACTOR_CHILD") == "1" {
+		runPoolChild()
+		return
+	}
+	testenv.Integration(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIntegrationNoOrphansAfterKill9$")
+	cmd.Env = append(os.Environ(), "ASYNCWEBRL_ACTOR_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var dirs []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if d, ok := strings.CutPrefix(line, "DIR "); ok {
+			dirs = append(dirs, d)
+		}
+		if line == "READY" {
+			break
+		}
+	}
+	if len(dirs) != 2 {
+		t.Fatalf("child reported %d browsers, want 2", len(dirs))
+	}
+	for _, d := range dirs {
+		if len(processesUsing(d)) == 0 {
+			t.Fatalf("no process uses %s before the kill", d)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The kernel kills the browsers (Pdeathsig); their helpers follow
+	// once their browser is gone.
+	waitUntil(t, time.Minute, "every chromium process of the killed actor to exit", func() bool { return deadDirs(dirs) == "" })
+	for _, d := range dirs {
+		_ = os.RemoveAll(d) // nothing cleaned up after the kill
+	}
+}
+
+// runPoolChild is the child of TestIntegrationNoOrphansAfterKill9: a pool
+// of two browsers, each with an open tab, then it waits to be killed.
+func runPoolChild() {
+	ctx := context.Background()
+	p, err := newPool(ctx, 2, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		os.Stdout.WriteString("ERROR " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	for i := range p.slots {
+		b, _, _ := p.get(i)
+		if _, err := env.New(ctx, b, "http://127.0.0.1:9/"); err != nil {
+			os.Stdout.WriteString("ERROR " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("DIR " + b.DataDir() + "\n")
+	}
+	os.Stdout.WriteString("READY\n")
+	time.Sleep(10 * time.Minute)
+}

@@ -1,0 +1,66 @@
+// Package actor owns the rollout side of AsyncWebRL: a pool of Chromium
+// processes driven over the DevTools protocol (through webenv/env), the
+// executors that run episodes in isolated browser contexts, the visual
+// stability detector that decides when a frame is a state, the shared
+// batching inference server (package policy) fed by every executor, and the
+// Kafka side: tasks in, weights in, obs/actions/rewards/telemetry out.
+//
+// # Executors and the two modes
+//
+// An executor is one tab in a browser context of its own (cookies, storage
+// and cache are not shared), spread round robin over M Chromium processes.
+// One episode step is begin (reset, a stable s_0) or think (featurize,
+// inference, sampling; the action event goes out) then act (execute, wait
+// for a stable s_t+1, the reward event goes out). In ModeAsync every
+// executor chains its steps on its own, so while one waits for its page
+// the others think and act and their inference requests meet in one
+// batch. ModeSync, the baseline, runs the same steps in lock-step rounds:
+// all act and settle, a barrier waits for the slowest page, all featurize,
+// one batched inference decides for all. Waiting at a barrier is idle time.
+//
+// # Events (key: episode id; telemetry: actor id)
+//
+//   - obs at step t for s_t: the model-resolution frame (JPEG or PNG, boxes
+//     in its pixels), elements set-of-marks style (bid, role, text, box,
+//     checked, value, focused, disabled), the stable flag and score, and
+//     with a frame store the hash of the full-resolution PNG (claim check:
+//     RunDir/frames/<sha256>). Unstable frames are published too; decisions
+//     are taken only on stable ones: an executor waits for its page again
+//     (WithResettles) and aborts the episode if it never settles.
+//   - actions at step t: a_t with log-prob, value, policy name and version,
+//     the batch's inference time and size, and the obs event it was chosen
+//     from.
+//   - rewards at step t: r_t, published once s_t+1 is stable or the page is
+//     done, so that a step that breaks in between is the aborted step.
+//     Aborted rewards (done, aborted, reason "crash: ...", "unstable: ...",
+//     "stopped: ...", "error: ...") end episodes that infrastructure broke;
+//     the joiner never turns them into training data.
+//   - telemetry: per executor and window, the time split observe / think /
+//     act / wait / idle, with steps and episodes.
+//
+// Events are produced asynchronously by one idempotent, zstd-compressing
+// franz-go producer. The envelope's producer is the executor
+// ("<instance>/executor-<i>").
+//
+// # Browsers
+//
+// Chromium runs in a process group of its own with Pdeathsig=SIGKILL, so it
+// dies with the actor even on kill -9; Close kills the group and sweeps
+// /proc for any process still carrying the browser's --user-data-dir. A
+// supervisor restarts a browser whose DevTools connection drops or that
+// fails a health check; the executors of that browser record their
+// episodes as aborted ("crash") and open new tabs. Every tab intercepts its
+// requests (DevTools Fetch domain) and fails those to origins outside the
+// allowlist (default: the webenv origin) with BlockedByClient; they are
+// counted (Stats.Blocked, asyncwebrl_actor_blocked_requests_total).
+//
+// # Weights and tasks
+//
+// At start the actor reads the compacted weights topic to its end and
+// serves the newest version of its policy, or policy.InitialONNX (version
+// 0) when none is published; newer versions are swapped in between batches
+// while executors run. Tasks come from the tasks topic through a consumer
+// group; when none has arrived for the grace period, a local generator
+// supplies webenv's built-in families on their train sites with increasing
+// seeds.
+package actor

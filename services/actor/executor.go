@@ -1,0 +1,456 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// executor is one isolated browser context (a tab in a browser context of
+// its own) and the episode it runs. Its three steps, begin, think and act,
+// are shared by both modes: async chains them per executor, sync runs each
+// of them for all executors between barriers.
+type executor struct {
+	s    *Service
+	idx  int
+	name string
+	slot int
+	rng  *rand.Rand
+	ts   *timeSplit
+
+	e       *env.Env
+	gen     uint64 // generation of the browser e lives in
+	blocked atomic.Uint64
+
+	ep *episode
+}
+
+// episode is the executor's episode in progress.
+type episode struct {
+	id       string
+	task     *eventspb.Task
+	ref      *eventspb.TaskRef
+	maxSteps uint32
+	step     uint32                // t: s_t is obs
+	obs      *eventspb.Observation // the stable s_t decisions are taken on
+	scaleY   float64               // frame pixels per CSS pixel of obs
+	started  time.Time
+}
+
+// decision is a chosen action, published, waiting to be executed.
+type decision struct {
+	ev  *eventspb.Action
+	act env.Action
+}
+
+// errAborted marks an episode that ended by infrastructure; it was recorded
+// with an aborted reward and the executor moves on.
+var errAborted = errors.New("episode aborted")
+
+func newExecutor(s *Service, idx int) *executor {
+	return &executor{
+		s:    s,
+		idx:  idx,
+		name: s.opts.instance + "/executor-" + strconv.Itoa(idx),
+		slot: idx % len(s.pool.slots),
+		rng:  rand.New(rand.NewPCG(s.opts.sampleSeed, uint64(idx)+1)),
+		ts:   newTimeSplit(),
+	}
+}
+
+// open creates the executor's tab on its browser: an isolated browser
+// context, the origin allowlist, the hidden caret.
+func (x *executor) open(ctx context.Context) error {
+	b, gen, err := x.s.pool.get(x.slot)
+	if err != nil {
+		return err
+	}
+	opts := []env.Option{
+		env.WithSettler(x.s.settler),
+		env.WithTabOptions(chromedp.WithNewBrowserContext()),
+		env.WithLogger(x.s.log),
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	e, err := env.New(octx, b, x.s.webenvURL, opts...)
+	if err != nil {
+		return fmt.Errorf("unable to open executor %d's tab: %w", x.idx, err)
+	}
+	tab := e.TabContext()
+	if err := x.s.allow.install(tab, x.onBlocked); err != nil {
+		_ = e.Close()
+		return fmt.Errorf("unable to police executor %d's tab: %w", x.idx, err)
+	}
+	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: tabScript}); err != nil {
+		_ = e.Close()
+		return fmt.Errorf("unable to set up executor %d's tab: %w", x.idx, err)
+	}
+	x.e, x.gen = e, gen
+	return nil
+}
+
+// tabScript runs in every document of an executor's tab before the page's
+// own scripts: it hides the caret (CaretCSS) and defines the settler's
+// in-page calm wait (calmScript).
+var tabScript = `(function () {
+  function add() {
+    var s = document.createElement('style');
+    s.setAttribute('data-asyncwebrl', 'caret');
+    s.textContent = ` + strconv.Quote(CaretCSS) + `;
+    (document.head || document.documentElement).appendChild(s);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add); else add();
+})();
+` + calmScript
+
+func (x *executor) onBlocked(u string) {
+	x.blocked.Add(1)
+	x.s.c.blocked.Add(1)
+	x.s.m.blocked.Inc()
+	x.s.log.Debug("request blocked by the origin allowlist", "executor", x.idx, "url", clip(u, 200))
+}
+
+// close closes the executor's tab.
+func (x *executor) close() {
+	if x.e != nil {
+		_ = x.e.Close()
+		x.e = nil
+	}
+}
+
+// recover brings the executor back after a browser error: the browser is
+// restarted when it is gone (once, whichever executor notices first) and a
+// new tab is opened. It retries until ctx ends.
+func (x *executor) recover(ctx context.Context, cause error) error {
+	x.close()
+	backoff := 100 * time.Millisecond
+	for {
+		b, gen, err := x.s.pool.get(x.slot)
+		if err != nil {
+			return err
+		}
+		if gen == x.gen && !alive(ctx, b, 5*time.Second) {
+			if err := x.s.pool.restart(ctx, x.slot, gen, cause.Error()); err != nil {
+				return err
+			}
+		}
+		if err := x.open(ctx); err == nil {
+			return nil
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		} else {
+			x.s.log.Warn("unable to reopen an executor's tab", "executor", x.idx, "err", err)
+			// The browser may have died right after the check: next
+			// time round it is restarted.
+			x.gen = gen
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// begin takes a task and starts its episode: reset, then a stable s_0.
+func (x *executor) begin(ctx context.Context) error {
+	t0 := time.Now()
+	task, err := x.s.tasks.next(ctx)
+	if err != nil {
+		return err
+	}
+	t0 = x.ts.since(phIdle, t0)
+	if x.e == nil {
+		if err := x.recover(ctx, errors.New("no tab")); err != nil {
+			return err
+		}
+		t0 = x.ts.since(phAct, t0)
+	}
+	ep := &episode{
+		id:       task.GetEnvelope().GetEpisodeId(),
+		task:     task,
+		ref:      taskRef(task),
+		maxSteps: task.GetMaxSteps(),
+		started:  t0,
+	}
+	if ep.id == "" {
+		ep.id = eventspb.NewEventID()
+	}
+	if ep.maxSteps == 0 {
+		ep.maxSteps = uint32(x.s.opts.maxSteps)
+	}
+	x.ep = ep
+	rctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
+	o, err := x.e.Reset(rctx, env.TaskRef{Family: task.GetFamily(), Site: task.GetSite(), Seed: task.GetSeed()})
+	cancel()
+	if err != nil {
+		return x.fail(ctx, 0, err, "reset")
+	}
+	x.ts.add(phWait, o.SettleWait)
+	x.ts.add(phAct, time.Since(t0)-o.SettleWait)
+	if debugHook != nil {
+		debugHook("reset", time.Since(t0), o.SettleWait)
+	}
+	first, stable, done, err := x.settle(ctx, 0, o, false)
+	if err != nil {
+		return x.fail(ctx, 0, err, "reset")
+	}
+	if !stable || done {
+		return x.abort(0, "unstable", "the first page of the task never settled")
+	}
+	ep.obs = first
+	return nil
+}
+
+// settle publishes the observation of s_step and, while it is not stable
+// and the page is not done, waits for the page again (up to the resettle
+// budget), publishing each new observation. It returns the last one.
+func (x *executor) settle(ctx context.Context, step uint32, o *env.Observation, done bool) (*eventspb.Observation, bool, bool, error) {
+	ep := x.ep
+	for try := 0; ; try++ {
+		t0 := time.Now()
+		ev, err := x.s.obs.observation(x.name, ep.id, step, ep.ref, o, done)
+		if err != nil {
+			return nil, false, done, err
+		}
+		if err := x.s.pub.send(x.s.pub.obs, ep.id, ev); err != nil {
+			return nil, false, done, err
+		}
+		x.ts.since(phObserve, t0)
+		if o.Stable || done {
+			if ev.GetHeight() > 0 && o.Viewport.H > 0 {
+				ep.scaleY = float64(ev.GetHeight()) / float64(o.Viewport.H)
+			}
+			return ev, o.Stable, done, nil
+		}
+		x.s.c.unstable.Add(1)
+		x.s.m.unstable.Inc()
+		if try >= x.s.opts.resettles {
+			return ev, false, done, nil
+		}
+		t0 = time.Now()
+		sctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
+		o, done, err = x.e.Resettle(sctx)
+		cancel()
+		if err != nil {
+			return nil, false, done, err
+		}
+		x.ts.add(phWait, o.SettleWait)
+		x.ts.add(phObserve, time.Since(t0)-o.SettleWait)
+	}
+}
+
+// think decides the action on the stable s_t: featurize, batched
+// inference, sampling.
+func (x *executor) think(ctx context.Context) (*decision, error) {
+	t0 := time.Now()
+	f, err := x.featurize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x.ts.since(phThink, t0)
+	return x.decide(ctx, f)
+}
+
+// featurize is think's first half (the sync mode runs it for every
+// executor before one batched inference).
+func (x *executor) featurize(ctx context.Context) (*policy.Features, error) {
+	arch := x.s.server.Arch()
+	f, err := arch.Featurize(x.ep.obs)
+	if err != nil {
+		return nil, x.fail(ctx, x.ep.step, err, "featurize")
+	}
+	return f, nil
+}
+
+// decide is think's second half: inference in the shared batching server
+// and sampling. The action event is published before it is executed,
+// stamped with the version of the weights that chose it.
+func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, error) {
+	ep := x.ep
+	t0 := time.Now()
+	srv := x.s.server
+	arch := srv.Arch()
+	out, err := srv.Submit(ctx, f)
+	if err != nil {
+		return nil, x.fail(ctx, ep.step, err, "inference")
+	}
+	d, err := arch.Sample(f, out, x.rng, false)
+	if err != nil {
+		return nil, x.fail(ctx, ep.step, err, "sampling")
+	}
+	a := d.Action
+	a.Envelope = eventspb.NewEnvelope(x.name)
+	a.Envelope.EpisodeId, a.Envelope.Step, a.Envelope.Source = ep.id, ep.step, eventspb.Source_SOURCE_POLICY
+	a.ObsEventId = ep.obs.GetEnvelope().GetEventId()
+	a.PolicyName = x.s.opts.policyName
+	a.PolicyVersion = out.Version
+	a.InferenceLatencyUs = uint64(max(out.InferenceMicros, 0))
+	a.BatchSize = uint32(out.BatchSize)
+	act, err := envAction(a, ep.scaleY, x.s.opts.noopWait)
+	if err != nil {
+		return nil, x.fail(ctx, ep.step, err, "action")
+	}
+	if err := x.s.pub.send(x.s.pub.actions, ep.id, a); err != nil {
+		return nil, x.fail(ctx, ep.step, err, "publish")
+	}
+	x.s.c.batches.Add(1)
+	x.s.c.batchSum.Add(uint64(out.BatchSize))
+	x.s.c.inferenceUs.Add(uint64(max(out.InferenceMicros, 0)))
+	x.s.m.batchSize.Observe(float64(out.BatchSize))
+	x.s.m.inference.Observe(float64(out.InferenceMicros) / 1e6)
+	x.ts.since(phThink, t0)
+	return &decision{ev: a, act: act}, nil
+}
+
+// act executes a_t, waits for a stable s_t+1 (or the end) and publishes
+// r_t. The reward goes out only once the next state is known, so that an
+// episode that breaks in between is recorded as aborted at step t.
+func (x *executor) act(ctx context.Context, d *decision) error {
+	ep := x.ep
+	t := ep.step
+	t0 := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
+	res, err := x.e.Step(sctx, d.act)
+	cancel()
+	if err != nil {
+		return x.fail(ctx, t, err, "step")
+	}
+	if debugHook != nil {
+		debugHook("step", time.Since(t0), res.Obs.SettleWait)
+		debugHook("act", res.Info.ActTime, 0)
+	}
+	x.ts.add(phAct, res.Info.ActTime)
+	x.ts.add(phWait, res.Obs.SettleWait)
+	x.ts.add(phObserve, time.Since(t0)-res.Info.ActTime-res.Obs.SettleWait)
+	x.s.c.steps.Add(1)
+	x.s.m.steps.WithLabelValues(string(x.s.opts.mode)).Inc()
+	x.ts.count(1, 0)
+
+	next, stable, done, err := x.settle(ctx, t+1, res.Obs, res.Done)
+	if err != nil {
+		return x.fail(ctx, t, err, "observe")
+	}
+	if !stable && !done {
+		return x.abort(t, "unstable", fmt.Sprintf("the page did not settle after %s", d.ev.GetRaw()))
+	}
+	truncated := !done && t+1 >= ep.maxSteps
+	r := x.reward(t, res, done, truncated)
+	if err := x.s.pub.send(x.s.pub.rewards, ep.id, r); err != nil {
+		return x.fail(ctx, t, err, "publish")
+	}
+	if done || truncated {
+		result := "failure"
+		switch {
+		case r.GetSuccess():
+			result = "success"
+		case truncated:
+			result = "truncated"
+		}
+		x.end(result)
+		return nil
+	}
+	ep.step, ep.obs = t+1, next
+	return nil
+}
+
+// reward builds r_t from a step result.
+func (x *executor) reward(t uint32, res *env.StepResult, done, truncated bool) *eventspb.Reward {
+	envl := eventspb.NewEnvelope(x.name)
+	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, eventspb.Source_SOURCE_POLICY
+	groups := map[string]bool{}
+	for _, f := range res.Info.Facts {
+		groups[f.Group] = true
+	}
+	reason := res.Info.Reason
+	if res.Info.Error != "" {
+		reason = clip("action failed: "+res.Info.Error, 500)
+	}
+	return &eventspb.Reward{
+		Envelope:   envl,
+		Reward:     finite(res.Reward),
+		RawReward:  finite(res.Info.Raw),
+		Done:       done || truncated,
+		Success:    done && res.Info.Success,
+		Truncated:  truncated,
+		FactsMet:   webenv.GroupsMet(res.Info.Facts),
+		FactsTotal: uint32(len(groups)),
+		Reason:     reason,
+	}
+}
+
+func finite(v float64) float64 {
+	if v != v || v > 1e300 || v < -1e300 {
+		return 0
+	}
+	return v
+}
+
+// fail records the episode as aborted at step t because of err, and
+// recovers the executor when the browser or the tab is at fault. A
+// shutdown (ctx done) is recorded as such.
+func (x *executor) fail(ctx context.Context, t uint32, err error, what string) error {
+	if ctx.Err() != nil {
+		return errors.Join(x.abort(t, "stopped", "actor stopped during "+what), ctx.Err())
+	}
+	reason := "error"
+	if x.e != nil && x.browserGone() {
+		reason = "crash"
+	}
+	x.s.log.Warn("episode aborted", "executor", x.idx, "episode", x.ep.id, "step", t, "during", what, "reason", reason, "err", err)
+	aerr := x.abort(t, reason, clip(what+": "+err.Error(), 500))
+	if rerr := x.recover(ctx, err); rerr != nil {
+		return errors.Join(aerr, rerr)
+	}
+	return aerr
+}
+
+// browserGone reports whether the executor's browser connection dropped or
+// a newer generation replaced it.
+func (x *executor) browserGone() bool {
+	b, gen, err := x.s.pool.get(x.slot)
+	if err != nil || gen != x.gen {
+		return true
+	}
+	select {
+	case <-b.Lost():
+		return true
+	default:
+		return false
+	}
+}
+
+// abort publishes the aborted reward of step t: done, never training data.
+func (x *executor) abort(t uint32, reason, detail string) error {
+	envl := eventspb.NewEnvelope(x.name)
+	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, eventspb.Source_SOURCE_POLICY
+	r := &eventspb.Reward{Envelope: envl, Done: true, Aborted: true, Reason: reason + ": " + detail}
+	perr := x.s.pub.send(x.s.pub.rewards, x.ep.id, r)
+	x.s.c.aborted.Add(1)
+	x.s.m.aborted.WithLabelValues(reason).Inc()
+	x.end("aborted")
+	return errors.Join(errAborted, perr)
+}
+
+// end closes the episode's books.
+func (x *executor) end(result string) {
+	x.s.c.episodes.Add(1)
+	x.s.m.episodes.WithLabelValues(result).Inc()
+	x.ts.count(0, 1)
+	x.ep = nil
+}
+
+var debugHook func(kind string, total, settle time.Duration)

@@ -1,0 +1,190 @@
+package actor
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// testLogger logs to the test output with -v and ASYNCWEBRL_TEST_LOG=1,
+// else nowhere.
+func testLogger(t testing.TB) *slog.Logger {
+	if os.Getenv("ASYNCWEBRL_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// startWebenv serves the train split with a latency profile.
+func startWebenv(t testing.TB, profile string) *webenv.Server {
+	t.Helper()
+	p, err := webenv.ParseProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := webenv.New(webenv.WithProfile(p), webenv.WithLatencySeed(1), webenv.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	return srv
+}
+
+// kafkaEnv is the real broker with a topic catalog of this test's own.
+type kafkaEnv struct {
+	cfg     *config.Config
+	factory *kafka.Factory
+	catalog *topics.Catalog
+	admin   *kgo.Client
+}
+
+func newKafkaEnv(t *testing.T, webenvURL string) *kafkaEnv {
+	t.Helper()
+	seeds := testenv.Brokers(t)
+	cfg := &config.Config{InstanceID: "actor-test", WebenvURL: webenvURL}
+	f := kafka.NewFactory(cfg, seeds, nil)
+	cat := topics.New(topics.WithPrefix(testenv.Unique(t, "actor")+"_"), topics.WithPartitions(3))
+	cl, err := f.NewClient("admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, cl, cat); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
+	})
+	return &kafkaEnv{cfg: cfg, factory: f, catalog: cat, admin: cl}
+}
+
+// events is everything the actor published, decoded.
+type events struct {
+	mu      sync.Mutex
+	obs     []*eventspb.Observation
+	actions []*eventspb.Action
+	rewards []*eventspb.Reward
+	tel     []*eventspb.Telemetry
+	bad     []error
+}
+
+func (e *events) counts() (obs, actions, rewards, tel int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.obs), len(e.actions), len(e.rewards), len(e.tel)
+}
+
+// consume reads the actor's output topics from the start into ev until ctx
+// ends.
+func (k *kafkaEnv) consume(t *testing.T, ctx context.Context, ev *events) {
+	t.Helper()
+	names := map[string]string{}
+	for _, n := range []string{topics.Obs, topics.Actions, topics.Rewards, topics.Telemetry} {
+		names[k.catalog.Name(n)] = n
+	}
+	var list []string
+	for n := range names {
+		list = append(list, n)
+	}
+	cl, err := k.factory.NewClient("reader", kgo.ConsumeTopics(list...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer cl.Close()
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			fs.EachRecord(func(r *kgo.Record) {
+				ev.mu.Lock()
+				defer ev.mu.Unlock()
+				var err error
+				switch names[r.Topic] {
+				case topics.Obs:
+					var o *eventspb.Observation
+					if o, err = eventspb.DecodeObservation(r.Value); err == nil {
+						ev.obs = append(ev.obs, o)
+						if string(r.Key) != o.GetEnvelope().GetEpisodeId() {
+							ev.bad = append(ev.bad, errKey(r))
+						}
+					}
+				case topics.Actions:
+					var a *eventspb.Action
+					if a, err = eventspb.DecodeAction(r.Value); err == nil {
+						ev.actions = append(ev.actions, a)
+						if string(r.Key) != a.GetEnvelope().GetEpisodeId() {
+							ev.bad = append(ev.bad, errKey(r))
+						}
+					}
+				case topics.Rewards:
+					var w *eventspb.Reward
+					if w, err = eventspb.DecodeReward(r.Value); err == nil {
+						ev.rewards = append(ev.rewards, w)
+						if string(r.Key) != w.GetEnvelope().GetEpisodeId() {
+							ev.bad = append(ev.bad, errKey(r))
+						}
+					}
+				case topics.Telemetry:
+					var m *eventspb.Telemetry
+					if m, err = eventspb.DecodeTelemetry(r.Value); err == nil {
+						ev.tel = append(ev.tel, m)
+					}
+				}
+				if err != nil {
+					ev.bad = append(ev.bad, kafka.NewRecordError(r, err))
+				}
+			})
+		}
+	}()
+}
+
+func errKey(r *kgo.Record) error {
+	return kafka.NewRecordError(r, errBadKey)
+}
+
+var errBadKey = &keyError{}
+
+type keyError struct{}
+
+func (*keyError) Error() string { return "record key is not the event's episode id" }
+
+// waitUntil polls cond every 200ms until it holds; it fails the test after
+// limit (a guard against a hang, not a timing assertion).
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after %s", what, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,153 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+)
+
+// runAsync is one executor on its own: it starts an episode, thinks and
+// acts, and while it waits for its page the others think and act; their
+// inference requests meet in the batching server.
+func (s *Service) runAsync(ctx context.Context, x *executor) {
+	for ctx.Err() == nil {
+		var err error
+		if x.ep == nil {
+			err = x.begin(ctx)
+		} else {
+			var d *decision
+			if d, err = x.think(ctx); err == nil {
+				err = x.act(ctx, d)
+			}
+		}
+		if !s.carryOn(ctx, x, err) {
+			break
+		}
+	}
+	s.stopped(x)
+}
+
+// carryOn decides after an executor's step: an aborted episode was already
+// recorded, so the executor goes on; anything else but a shutdown is
+// logged, and the executor goes on after a pause (it recovers its tab on
+// the next failure).
+func (s *Service) carryOn(ctx context.Context, x *executor, err error) bool {
+	switch {
+	case err == nil, errors.Is(err, errAborted) && ctx.Err() == nil:
+		return true
+	case ctx.Err() != nil:
+		return false
+	}
+	s.log.Error("executor step failed", "executor", x.idx, "err", err)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Second):
+		return true
+	}
+}
+
+// stopped records the episode the executor was in when the actor stopped.
+func (s *Service) stopped(x *executor) {
+	if x.ep != nil {
+		_ = x.abort(x.ep.step, "stopped", "actor stopped")
+	}
+}
+
+// runSync is the lock-step baseline over the same executors and code: in
+// each round every executor acts (or starts an episode) and waits for its
+// page, a barrier waits for the slowest, every executor featurizes its
+// state, and one batched inference decides for all. Time an executor
+// spends at a barrier is idle.
+func (s *Service) runSync(ctx context.Context) {
+	xs := s.execs
+	decisions := make([]*decision, len(xs))
+	feats := make([]*policy.Features, len(xs))
+	for ctx.Err() == nil {
+		s.barrier(xs, func(i int, x *executor) {
+			var err error
+			if x.ep == nil {
+				err = x.begin(ctx)
+			} else if d := decisions[i]; d != nil {
+				err = x.act(ctx, d)
+			}
+			decisions[i] = nil
+			if !s.carryOn(ctx, x, err) {
+				return
+			}
+		})
+		s.barrier(xs, func(i int, x *executor) {
+			feats[i] = nil
+			if x.ep == nil || ctx.Err() != nil {
+				return
+			}
+			t0 := time.Now()
+			f, err := x.featurize(ctx)
+			x.ts.since(phThink, t0)
+			if err == nil {
+				feats[i] = f
+			}
+		})
+		// All requests reach the batching server together: one batch
+		// (up to its max batch size).
+		s.barrier(xs, func(i int, x *executor) {
+			if feats[i] == nil || x.ep == nil || ctx.Err() != nil {
+				return
+			}
+			d, err := x.decide(ctx, feats[i])
+			if err == nil {
+				decisions[i] = d
+			}
+		})
+	}
+	for _, x := range xs {
+		s.stopped(x)
+	}
+}
+
+// barrier runs fn for every executor at once and returns when all are
+// done; each executor's wait for the others is counted as idle.
+func (s *Service) barrier(xs []*executor, fn func(i int, x *executor)) {
+	var wg sync.WaitGroup
+	finished := make([]time.Time, len(xs))
+	for i, x := range xs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i, x)
+			finished[i] = time.Now()
+		}()
+	}
+	wg.Wait()
+	end := time.Now()
+	for i, x := range xs {
+		x.ts.add(phIdle, end.Sub(finished[i]))
+	}
+}
+
+// publishTelemetry sends every executor's window each period until ctx
+// ends, then a last one.
+func (s *Service) publishTelemetry(ctx context.Context) {
+	t := time.NewTicker(s.opts.telemetryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sendTelemetry()
+		}
+	}
+}
+
+func (s *Service) sendTelemetry() {
+	for _, x := range s.execs {
+		ev := x.ts.window(s.opts.instance, s.opts.instance, x.name, s.opts.mode)
+		if err := s.pub.send(s.pub.tel, s.opts.instance, ev); err != nil {
+			s.log.Error("unable to publish telemetry", "err", err)
+		}
+	}
+}

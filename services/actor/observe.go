@@ -1,0 +1,127 @@
+package actor
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// maxText bounds element texts and values in events: the policy reads a few
+// words of each, and a page must not blow up an event.
+const maxText = 200
+
+// observer turns the env's observations into obs events.
+type observer struct {
+	enc    frameEncoder
+	store  *frameStore // nil: full frames are not kept
+	source string      // producer id
+}
+
+// observation builds the obs event of s_step from o. Boxes are converted
+// from CSS pixels to model-resolution frame pixels (the schema's unit).
+func (ob *observer) observation(producer, episode string, step uint32, ref *eventspb.TaskRef, o *env.Observation, terminal bool) (*eventspb.Observation, error) {
+	start := time.Now()
+	env := eventspb.NewEnvelope(producer)
+	env.EpisodeId, env.Step, env.Source = episode, step, eventspb.Source_SOURCE_POLICY
+	ev := &eventspb.Observation{
+		Envelope:       env,
+		Task:           ref,
+		Url:            o.URL,
+		Instruction:    o.Instruction,
+		Stable:         o.Stable,
+		StabilityScore: clamp01(o.Score),
+		Terminal:       terminal,
+	}
+	sx, sy := 1.0, 1.0
+	if len(o.Screenshot) > 0 {
+		f, err := ob.enc.encode(o.Screenshot, o.Viewport.W, o.Viewport.H)
+		if err != nil {
+			return nil, err
+		}
+		ev.Frame, ev.FrameFormat, ev.Width, ev.Height = f.data, ob.enc.format, uint32(f.width), uint32(f.height)
+		sx, sy = f.scaleX, f.scaleY
+		if ob.store != nil {
+			h, err := ob.store.put(o.Screenshot)
+			if err != nil {
+				return nil, err
+			}
+			ev.FullFrameHash = h
+		}
+	} else if o.Viewport.W > 0 {
+		ev.Width, ev.Height = uint32(o.Viewport.W), uint32(o.Viewport.H)
+	}
+	ev.Elements = make([]*eventspb.Element, 0, len(o.Elements))
+	for _, el := range o.Elements {
+		ev.Elements = append(ev.Elements, &eventspb.Element{
+			Bid:  el.BID,
+			Role: el.Role,
+			Text: clip(el.Text, maxText),
+			Box: &eventspb.Box{
+				X: float32(float64(el.Box.X) * sx), Y: float32(float64(el.Box.Y) * sy),
+				W: float32(float64(el.Box.W) * sx), H: float32(float64(el.Box.H) * sy),
+			},
+			Checked:  el.Checked,
+			Value:    clip(el.Value, maxText),
+			Focused:  el.Focused,
+			Disabled: el.Disabled,
+		})
+	}
+	ev.Timings = &eventspb.ObservationTimings{
+		ObserveMs: uint32(time.Since(start).Milliseconds()),
+		SettleMs:  uint32(o.SettleWait.Milliseconds()),
+	}
+	return ev, nil
+}
+
+func clamp01(v float64) float64 {
+	switch {
+	case v != v || v < 0: // NaN too
+		return 0
+	case v > 1:
+		return 1
+	}
+	return v
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// envAction converts a policy action to the env's. Coordinates and scroll
+// amounts come in frame pixels; scale is frame pixels per CSS pixel.
+func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.Action, error) {
+	switch a.GetType() {
+	case eventspb.ActionType_ACTION_TYPE_NOOP:
+		return env.Action{Type: env.Noop, WaitMS: int(noopWait.Milliseconds())}, nil
+	case eventspb.ActionType_ACTION_TYPE_CLICK:
+		return env.Action{Type: env.Click, BID: a.GetBid()}, nil
+	case eventspb.ActionType_ACTION_TYPE_FILL:
+		return env.Action{Type: env.Fill, BID: a.GetBid(), Text: a.GetText()}, nil
+	case eventspb.ActionType_ACTION_TYPE_SELECT_OPTION:
+		return env.Action{Type: env.SelectOption, BID: a.GetBid(), Options: []string{a.GetText()}}, nil
+	case eventspb.ActionType_ACTION_TYPE_SCROLL:
+		if scaleY <= 0 {
+			scaleY = 1
+		}
+		return env.Action{Type: env.Scroll, DX: float64(a.GetDeltaX()) / scaleY, DY: float64(a.GetDeltaY()) / scaleY}, nil
+	case eventspb.ActionType_ACTION_TYPE_PRESS:
+		return env.Action{Type: env.Press, BID: a.GetBid(), Key: a.GetKey()}, nil
+	case eventspb.ActionType_ACTION_TYPE_GOTO:
+		return env.Action{Type: env.Goto, URL: a.GetUrl()}, nil
+	case eventspb.ActionType_ACTION_TYPE_GO_BACK:
+		return env.Action{Type: env.GoBack}, nil
+	case eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
+		return env.Action{Type: env.SendMsg, Text: a.GetText()}, nil
+	}
+	return env.Action{}, fmt.Errorf("unable to execute action type %s", a.GetType())
+}

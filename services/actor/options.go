@@ -1,0 +1,230 @@
+package actor
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// Mode is how executors are scheduled.
+type Mode string
+
+const (
+	// ModeAsync lets every executor run on its own: it acts, waits for its
+	// own page and asks for inference while the others do the same.
+	ModeAsync Mode = "async"
+	// ModeSync is the baseline: lock-step rounds in which every executor
+	// observes, one batched inference decides for all, all act, and a
+	// barrier waits for every page to settle.
+	ModeSync Mode = "sync"
+)
+
+// ParseMode parses "async" or "sync".
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeAsync, ModeSync:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown actor mode %q: want async or sync", s)
+}
+
+// Option configures a Service.
+type Option func(*options)
+
+type options struct {
+	executors      int
+	browsers       int
+	mode           Mode
+	webenvURL      string
+	allowed        []string
+	settler        env.Settler
+	frameMaxSide   int
+	frameFormat    string
+	jpegQuality    int
+	frameStore     string
+	maxSteps       int
+	resettles      int
+	taskGrace      time.Duration
+	taskGroup      string
+	families       []string
+	firstSeed      int64
+	policyName     string
+	policyOpts     []policy.Option
+	initialONNX    []byte
+	weightsCatchUp time.Duration
+	telemetryEvery time.Duration
+	noopWait       time.Duration
+	browserOpts    []env.BrowserOption
+	stepTimeout    time.Duration
+	sampleSeed     uint64
+	log            *slog.Logger
+	reg            prometheus.Registerer
+	instance       string
+}
+
+func defaultOptions() options {
+	return options{
+		executors:      4,
+		mode:           ModeAsync,
+		frameMaxSide:   128,
+		frameFormat:    "jpeg",
+		jpegQuality:    80,
+		maxSteps:       12,
+		resettles:      2,
+		taskGrace:      3 * time.Second,
+		policyName:     "default",
+		weightsCatchUp: 15 * time.Second,
+		telemetryEvery: 10 * time.Second,
+		stepTimeout:    60 * time.Second,
+		sampleSeed:     uint64(time.Now().UnixNano()),
+		log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		reg:            prometheus.NewRegistry(),
+		instance:       "actor",
+	}
+}
+
+// WithExecutors sets the number of executors, one isolated browser context
+// each (default 4).
+func WithExecutors(n int) Option { return func(o *options) { o.executors = n } }
+
+// WithBrowsers sets the number of Chromium processes the executors are
+// spread over, round robin (default: one per 4 executors).
+func WithBrowsers(n int) Option { return func(o *options) { o.browsers = n } }
+
+// WithMode sets the scheduling mode (default ModeAsync).
+func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
+
+// WithWebenvURL sets the task server's base URL (default: config.WebenvURL).
+func WithWebenvURL(u string) Option { return func(o *options) { o.webenvURL = u } }
+
+// WithAllowedOrigins sets the origins (scheme://host:port) tabs may load
+// anything from; every other request is failed in the browser and counted
+// (default: the webenv origin only).
+func WithAllowedOrigins(origins ...string) Option {
+	return func(o *options) { o.allowed = append([]string(nil), origins...) }
+}
+
+// WithSettler sets the stability detector (default: Visual's defaults).
+func WithSettler(s env.Settler) Option { return func(o *options) { o.settler = s } }
+
+// WithFrameMaxSide sets the model resolution: the frame is scaled so that
+// its longer side is at most n pixels, never up (default 128).
+func WithFrameMaxSide(n int) Option { return func(o *options) { o.frameMaxSide = n } }
+
+// WithFrameFormat sets the frame compression, "jpeg" or "png" (default
+// "jpeg").
+func WithFrameFormat(f string) Option { return func(o *options) { o.frameFormat = f } }
+
+// WithJPEGQuality sets the JPEG quality of frames, 1..100 (default 80).
+func WithJPEGQuality(q int) Option { return func(o *options) { o.jpegQuality = q } }
+
+// WithFrameStore keeps every full-resolution screenshot in a content-
+// addressed store under dir (<dir>/<sha256>), and observations carry only
+// the hash (default "": not kept). The binary uses RunDir/frames.
+func WithFrameStore(dir string) Option { return func(o *options) { o.frameStore = dir } }
+
+// WithMaxSteps sets the step budget of tasks that give none (default 12);
+// an episode that reaches it is truncated.
+func WithMaxSteps(n int) Option { return func(o *options) { o.maxSteps = n } }
+
+// WithResettles sets how many more times an executor waits for a page that
+// did not settle before it aborts the episode (default 2).
+func WithResettles(n int) Option { return func(o *options) { o.resettles = n } }
+
+// WithTaskGrace sets how long executors wait for a task from the tasks topic
+// before the local generator supplies one (default 3s).
+func WithTaskGrace(d time.Duration) Option { return func(o *options) { o.taskGrace = d } }
+
+// WithTaskGroup sets the tasks consumer group (default: topic prefix +
+// "actor").
+func WithTaskGroup(g string) Option { return func(o *options) { o.taskGroup = g } }
+
+// WithFamilies restricts the local task generator to these families
+// (default: every built-in family, on its train sites).
+func WithFamilies(names ...string) Option {
+	return func(o *options) { o.families = append([]string(nil), names...) }
+}
+
+// WithFirstSeed sets the local generator's first seed (default 0).
+func WithFirstSeed(s int64) Option { return func(o *options) { o.firstSeed = s } }
+
+// WithPolicyName sets the policy acted with: the key of the weights topic
+// (default "default").
+func WithPolicyName(n string) Option { return func(o *options) { o.policyName = n } }
+
+// WithPolicyOptions passes options to the batching inference server
+// (default: its own, max batch 32 and max wait 2ms).
+func WithPolicyOptions(opts ...policy.Option) Option {
+	return func(o *options) { o.policyOpts = append(o.policyOpts, opts...) }
+}
+
+// WithInitialONNX sets the model used when no weights are published
+// (default policy.InitialONNX of the default architecture, version 0).
+func WithInitialONNX(b []byte) Option { return func(o *options) { o.initialONNX = b } }
+
+// WithWeightsCatchUp bounds the start-up read of the weights topic for the
+// latest version (default 15s).
+func WithWeightsCatchUp(d time.Duration) Option { return func(o *options) { o.weightsCatchUp = d } }
+
+// WithTelemetryWindow sets the window of each executor's telemetry event
+// (default 10s).
+func WithTelemetryWindow(d time.Duration) Option { return func(o *options) { o.telemetryEvery = d } }
+
+// WithNoopWait sets how long a NOOP action waits before the page is settled
+// again (default 0: NOOP means "wait for the page", the settler does that).
+func WithNoopWait(d time.Duration) Option { return func(o *options) { o.noopWait = d } }
+
+// WithBrowserOptions adds options to every Chromium launch (default none).
+func WithBrowserOptions(opts ...env.BrowserOption) Option {
+	return func(o *options) { o.browserOpts = append(o.browserOpts, opts...) }
+}
+
+// WithStepTimeout bounds one reset or step including its settling (default
+// 60s); a step that takes longer aborts its episode.
+func WithStepTimeout(d time.Duration) Option { return func(o *options) { o.stepTimeout = d } }
+
+// WithSampleSeed seeds the executors' action sampling (default: the clock).
+func WithSampleSeed(s uint64) Option { return func(o *options) { o.sampleSeed = s } }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithMetrics registers the actor's metrics on reg (default: a private
+// registry nobody scrapes).
+func WithMetrics(reg prometheus.Registerer) Option { return func(o *options) { o.reg = reg } }
+
+// WithInstanceID names this actor in events (producer, actor_id) (default
+// "actor").
+func WithInstanceID(id string) Option { return func(o *options) { o.instance = id } }
+
+func (o *options) validate() error {
+	switch {
+	case o.executors < 1 || o.executors > 256:
+		return fmt.Errorf("invalid executor count %d: want 1..256", o.executors)
+	case o.browsers < 0 || o.browsers > o.executors:
+		return fmt.Errorf("invalid browser count %d: want 1..executors (%d)", o.browsers, o.executors)
+	case o.mode != ModeAsync && o.mode != ModeSync:
+		return fmt.Errorf("invalid actor mode %q: want async or sync", o.mode)
+	case o.frameMaxSide < 8 || o.frameMaxSide > 4096:
+		return fmt.Errorf("invalid frame size %d: want 8..4096", o.frameMaxSide)
+	case o.frameFormat != "jpeg" && o.frameFormat != "png":
+		return fmt.Errorf("invalid frame format %q: want jpeg or png", o.frameFormat)
+	case o.jpegQuality < 1 || o.jpegQuality > 100:
+		return fmt.Errorf("invalid JPEG quality %d: want 1..100", o.jpegQuality)
+	case o.maxSteps < 1:
+		return fmt.Errorf("invalid max steps %d: must be positive", o.maxSteps)
+	case o.resettles < 0:
+		return fmt.Errorf("invalid resettle count %d: must not be negative", o.resettles)
+	case o.policyName == "":
+		return fmt.Errorf("invalid policy name: empty")
+	case o.telemetryEvery <= 0 || o.stepTimeout <= 0:
+		return fmt.Errorf("invalid telemetry window %s or step timeout %s: must be positive", o.telemetryEvery, o.stepTimeout)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+//go:build linux
+
+package actor
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ownProcessGroup puts Chromium in a process group of its own, so that Close
+// can kill the browser and every helper it forked at once, and makes the
+// kernel SIGKILL it when the actor dies, even by kill -9 (Pdeathsig; chromedp
+// starts the browser from a goroutine locked to its OS thread for the
+// browser's life, which Pdeathsig needs). It replaces chromedp's default,
+// which sets Pdeathsig only.
+func ownProcessGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+}
+
+// killGroup SIGKILLs every process of the group pgid.
+func killGroup(pgid int) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// processesUsing returns the pids of the processes whose command line holds
+// --user-data-dir=dir: Chromium passes it to every helper process, and the
+// actor's directories are unique, so this finds a browser's processes even
+// after its main process is gone.
+func processesUsing(dir string) []int {
+	want := []byte("--user-data-dir=" + dir)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
+			if bytes.Equal(arg, want) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// killUsing kills the processes that use dir until none is left (a helper
+// can fork just as its parent dies), for at most two seconds.
+func killUsing(dir string) {
+	deadline := time.Now().Add(2 * time.Second)
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		pids := processesUsing(dir)
+		if len(pids) == 0 {
+			quiet++
+			continue
+		}
+		quiet = 0
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat times; 100 on every
+// Linux platform Go supports.
+const clockTick = 100
+
+// cpuTimeOf returns the user+system CPU time the processes have used.
+// Processes that exited are not counted.
+func cpuTimeOf(pids []int) time.Duration {
+	var ticks uint64
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may hold spaces; fields after its
+		// closing parenthesis are space-separated: utime and stime are
+		// fields 14 and 15, so 12th and 13th after ")".
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 13 {
+			continue
+		}
+		u, err1 := strconv.ParseUint(f[11], 10, 64)
+		st, err2 := strconv.ParseUint(f[12], 10, 64)
+		if err1 == nil && err2 == nil {
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTick
+}
+
+// selfCPU returns this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

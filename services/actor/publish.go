@@ -1,0 +1,74 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// producerOpts are the actor's producer settings: idempotent writes
+// (franz-go's default, stated here because the joiner's duplicate handling
+// should not be the only guard), acks from all in-sync replicas as
+// idempotence requires, zstd batches (frames dominate the bytes), and a
+// short linger so the events of many executors share batches.
+func producerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
+		kgo.ProducerLinger(5e6), // 5ms
+		kgo.ProducerBatchMaxBytes(4 << 20),
+		kgo.MaxBufferedRecords(20000),
+	}
+}
+
+// publisher sends the actor's events. Produce is asynchronous: an executor
+// hands the event over and goes on; the client batches, retries and keeps
+// per-partition order, so the events of one episode (one key) stay in
+// order.
+type publisher struct {
+	// ctx outlives the executors' contexts: events of an episode that is
+	// being aborted at shutdown must still go out. Stop ends it after the
+	// flush.
+	ctx      context.Context
+	cl       *kgo.Client
+	log      *slog.Logger
+	m        *metrics
+	c        *counters
+	producer string
+	obs      string
+	actions  string
+	rewards  string
+	tel      string
+}
+
+// send marshals ev (which validates it) and produces it under key.
+func (p *publisher) send(topic, key string, ev eventspb.Event) error {
+	b, err := eventspb.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("unable to publish to %s: %w", topic, err)
+	}
+	rec := &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
+	p.cl.Produce(p.ctx, rec, func(r *kgo.Record, err error) {
+		if err != nil {
+			p.c.produceErrors.Add(1)
+			p.m.produceErrors.WithLabelValues(r.Topic).Inc()
+			p.log.Error("unable to produce an event", "topic", r.Topic, "key", string(r.Key), "err", err)
+			return
+		}
+		p.c.produced.Add(1)
+		p.m.produced.WithLabelValues(r.Topic).Inc()
+	})
+	return nil
+}
+
+// flush waits until every produced event is acknowledged or ctx ends.
+func (p *publisher) flush(ctx context.Context) error {
+	if err := p.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("unable to flush the actor's events: %w", err)
+	}
+	return nil
+}

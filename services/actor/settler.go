@@ -1,0 +1,270 @@
+package actor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"strconv"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// Visual is the visual stability detector, an env.Settler. A page is a
+// stable state when
+//
+//   - no document is loading or about to be replaced, the document is
+//     complete and no fetch or XHR is in flight (the env's page helper);
+//   - no DOM mutation happened for Quiet (its MutationObserver); and
+//   - two screenshots taken Interval apart differ by a mean absolute pixel
+//     difference of at most MaxDiff (channels in [0, 1]) with no DOM
+//     mutation in between: this catches what the DOM does not show, CSS
+//     animations (a spinner), transitions, images decoding, late layout.
+//
+// The text caret is hidden in every document (CaretCSS), so that a blinking
+// caret in a focused field does not count as change; every other visible
+// change does: screenshots of a still page are identical, so the default
+// MaxDiff only forgives sub-pixel noise. A mean over the frame shrinks a
+// small change as the viewport grows (a spinner is 0.07% of a 400x520
+// page), which is why the default is far below any real change; raise it
+// for pages with harmless endless animations.
+//
+// The wait for a calm page runs inside the page (calmScript, a promise that
+// resolves when the page is calm), so it costs one DevTools round trip
+// instead of a poll every few milliseconds; pages without that helper are
+// polled every Poll. The verdict's frame is handed to the observation
+// (env.Settled.Frame), so a stable step costs two screenshots.
+//
+// Score is 1 - diff/ScoreSpan of the last frame pair, at least 0: 1 for
+// identical frames, 0 for a mean change of 1% or more, and 0 when the DOM
+// never went quiet long enough to compare frames.
+type Visual struct {
+	Quiet    time.Duration // default 80ms
+	Interval time.Duration // default 40ms
+	MaxDiff  float64       // default 1e-6 (a thirtieth of one changed pixel in 160x210)
+	Timeout  time.Duration // default 5s
+	Poll     time.Duration // default 20ms
+}
+
+// ScoreSpan is the mean frame difference that scores 0.
+const ScoreSpan = 0.01
+
+// CaretCSS hides the text caret (see Visual); the actor installs it in every
+// document of its tabs.
+const CaretCSS = `*, *::before, *::after { caret-color: transparent !important; }`
+
+// calmScript defines window.__awrlCalm(quietMs, maxMs): a promise of the
+// env helper's settleState() once no request is in flight, the document is
+// complete, no navigation is pending and the DOM has been quiet for quietMs,
+// or after maxMs. It checks on in-page timers, sleeping until the quiet
+// period can be over.
+const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
+  return new Promise(function (resolve) {
+    var t0 = performance.now();
+    (function check() {
+      var w = window.__wob;
+      if (!w || typeof w.settleState !== 'function') { resolve(null); return; }
+      var st = w.settleState();
+      var calm = st.ready === 'complete' && st.inflight <= 0 && !st.leaving;
+      var left = maxMs - (performance.now() - t0);
+      if ((calm && st.since >= quietMs) || left <= 0) { resolve(st); return; }
+      setTimeout(check, Math.max(1, Math.min(left, calm ? quietMs - st.since : 10)));
+    })();
+  });
+};`
+
+type settleState struct {
+	Ready    string  `json:"ready"`
+	Inflight int     `json:"inflight"`
+	Leaving  bool    `json:"leaving"`
+	Since    float64 `json:"since"`
+}
+
+func (st *settleState) calm() bool { return st.Ready == "complete" && st.Inflight <= 0 && !st.Leaving }
+
+func (st *settleState) since() time.Duration {
+	return time.Duration(st.Since * float64(time.Millisecond))
+}
+
+func (v Visual) withDefaults() Visual {
+	if v.Quiet <= 0 {
+		v.Quiet = 80 * time.Millisecond
+	}
+	if v.Interval <= 0 {
+		v.Interval = 40 * time.Millisecond
+	}
+	if v.MaxDiff <= 0 {
+		v.MaxDiff = 1e-6
+	}
+	if v.Timeout <= 0 {
+		v.Timeout = 5 * time.Second
+	}
+	if v.Poll <= 0 {
+		v.Poll = 20 * time.Millisecond
+	}
+	return v
+}
+
+// Settle implements env.Settler. It waits for a calm page quiet for
+// Quiet-Interval, takes a frame, waits Interval, checks that the DOM stayed
+// quiet since before that frame (and for Quiet in all), and takes a second
+// one; identical enough frames end it. While frames keep changing (an
+// animation) it goes on comparing a frame with the one before.
+func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
+	v = v.withDefaults()
+	start := time.Now()
+	var (
+		prev    []byte      // the previous frame, PNG; nil: none usable
+		prevImg *image.RGBA // its pixels, decoded lazily
+		prevAt  time.Time   // when its capture was requested
+		score   float64
+		lastErr error
+	)
+	firstQuiet := max(v.Quiet-v.Interval, 0)
+	for {
+		left := v.Timeout - time.Since(start)
+		if left <= 0 {
+			if lastErr != nil && score == 0 {
+				return env.Settled{Waited: time.Since(start)}, fmt.Errorf("unable to compare frames: %w", lastErr)
+			}
+			return env.Settled{Stable: false, Waited: time.Since(start), Score: score}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return env.Settled{Waited: time.Since(start), Score: score}, err
+		}
+		if p.Loading() {
+			prev, prevImg = nil, nil
+			if err := sleepCtx(ctx, min(v.Poll, left)); err != nil {
+				return env.Settled{Waited: time.Since(start), Score: score}, err
+			}
+			continue
+		}
+		if prev == nil {
+			// Wait in the page for calm, then take the first frame.
+			st, ok := v.waitCalm(ctx, p, firstQuiet, min(left, time.Second))
+			if !ok || st.since() < firstQuiet {
+				continue
+			}
+			shotAt := time.Now()
+			shot, err := p.Screenshot(ctx)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			prev, prevImg, prevAt = shot, nil, shotAt
+		}
+		if err := sleepCtx(ctx, min(v.Interval, left)); err != nil {
+			return env.Settled{Waited: time.Since(start), Score: score}, err
+		}
+		var st settleState
+		evalAt := time.Now()
+		if err := p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &st); err != nil || !st.calm() ||
+			st.since() < evalAt.Sub(prevAt) || p.Loading() {
+			prev, prevImg = nil, nil // activity since the first frame: start over
+			continue
+		}
+		shotAt := time.Now()
+		shot, err := p.Screenshot(ctx)
+		if err != nil {
+			lastErr, prev, prevImg = err, nil, nil
+			continue
+		}
+		d, img, err := frameDiff(prev, &prevImg, shot)
+		if err != nil {
+			lastErr, prev, prevImg = err, nil, nil
+			continue
+		}
+		score = max(0, 1-d/ScoreSpan)
+		if d <= v.MaxDiff && st.since() >= v.Quiet {
+			return env.Settled{Stable: true, Waited: time.Since(start), Score: score, Frame: shot}, nil
+		}
+		prev, prevImg, prevAt = shot, img, shotAt
+	}
+}
+
+// waitCalm waits for a calm page quiet for quiet, in the page when the
+// actor's helper is there (one round trip), else by polling.
+func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, wait time.Duration) (settleState, bool) {
+	var st settleState
+	js := `window.__awrlCalm ? window.__awrlCalm(` + strconv.FormatInt(quiet.Milliseconds(), 10) + `, ` +
+		strconv.FormatInt(wait.Milliseconds(), 10) + `) : (window.__wob ? window.__wob.settleState() : null)`
+	deadline := time.Now().Add(wait)
+	for {
+		st = settleState{}
+		err := p.Eval(ctx, js, &st)
+		if err == nil && st.calm() && st.since() >= quiet && !p.Loading() {
+			return st, true
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return st, false
+		}
+		// Not calm yet: the helper gave up at wait, or is missing (poll),
+		// or a navigation destroyed the page it ran in.
+		if sleepCtx(ctx, v.Poll) != nil {
+			return st, false
+		}
+	}
+}
+
+// frameDiff returns the mean absolute difference of two PNG frames and the
+// decoded second one. Identical bytes are identical frames (the encoder is
+// deterministic), which is the common case of a stable page and needs no
+// decoding; *prevImg caches the first frame's pixels.
+func frameDiff(prev []byte, prevImg **image.RGBA, cur []byte) (float64, *image.RGBA, error) {
+	if bytes.Equal(prev, cur) {
+		return 0, *prevImg, nil
+	}
+	if *prevImg == nil {
+		img, err := decodeRGBA(prev)
+		if err != nil {
+			return 0, nil, err
+		}
+		*prevImg = img
+	}
+	img, err := decodeRGBA(cur)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !sameSize(*prevImg, img) {
+		return 1, img, nil // a resize is a change
+	}
+	return meanAbsDiff(*prevImg, img), img, nil
+}
+
+// decodeRGBA decodes a PNG (the env's screenshots) into RGBA pixels.
+func decodeRGBA(b []byte) (*image.RGBA, error) {
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("unable to decode a screenshot: %w", err)
+	}
+	return toRGBA(img), nil
+}
+
+func sameSize(a, b *image.RGBA) bool { return a.Rect.Size() == b.Rect.Size() }
+
+// meanAbsDiff is the mean absolute difference of the RGB channels of two
+// frames of the same size, in [0, 1].
+func meanAbsDiff(a, b *image.RGBA) float64 {
+	w, h := a.Rect.Dx(), a.Rect.Dy()
+	if w == 0 || h == 0 {
+		return 0
+	}
+	var sum uint64
+	for y := 0; y < h; y++ {
+		ra := a.Pix[y*a.Stride : y*a.Stride+4*w]
+		rb := b.Pix[y*b.Stride : y*b.Stride+4*w]
+		for i := 0; i < len(ra); i += 4 {
+			sum += absDiff(ra[i], rb[i]) + absDiff(ra[i+1], rb[i+1]) + absDiff(ra[i+2], rb[i+2])
+		}
+	}
+	return float64(sum) / (255 * 3 * float64(w*h))
+}
+
+func absDiff(x, y uint8) uint64 {
+	if x > y {
+		return uint64(x - y)
+	}
+	return uint64(y - x)
+}

@@ -1,0 +1,209 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// taskSource hands tasks to executors: assignments from the tasks topic
+// (a consumer group, so several actors share them) and, when no assignment
+// has arrived for the grace period, tasks of the local default generator, so
+// an actor without a scheduler still works. As soon as assignments flow
+// again, they win.
+type taskSource struct {
+	grace time.Duration
+	log   *slog.Logger
+	cl    *kgo.Client // nil: local generator only
+	in    chan offered
+	gen   *localTasks
+
+	mu   sync.Mutex
+	last time.Time // last assignment received (or the start)
+
+	stopped chan struct{}
+}
+
+// offered is a consumed assignment; taking it marks its record for commit.
+type offered struct {
+	task *eventspb.Task
+	rec  *kgo.Record
+}
+
+func newTaskSource(cl *kgo.Client, gen *localTasks, grace time.Duration, log *slog.Logger) *taskSource {
+	return &taskSource{grace: grace, log: log, cl: cl, in: make(chan offered), gen: gen, last: time.Now(), stopped: make(chan struct{})}
+}
+
+// run polls the tasks topic until ctx ends.
+func (s *taskSource) run(ctx context.Context, bad func()) {
+	defer close(s.stopped)
+	if s.cl == nil {
+		return
+	}
+	for {
+		fs := s.cl.PollRecords(ctx, 64)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			s.log.Warn("unable to fetch tasks", "topic", t, "partition", p, "err", err)
+		})
+		for _, r := range fs.Records() {
+			task, err := eventspb.DecodeTask(r.Value)
+			if err != nil {
+				// A bad assignment is skipped, not retried forever; the
+				// recorder keeps the raw record for analysis.
+				s.log.Warn("skipping an undecodable task", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+				bad()
+				s.cl.MarkCommitRecords(r)
+				continue
+			}
+			select {
+			case s.in <- offered{task: task, rec: r}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// next returns the next task. It waits for an assignment while they flow,
+// and falls back to the local generator after the grace period without one.
+func (s *taskSource) next(ctx context.Context) (*eventspb.Task, error) {
+	select {
+	case o := <-s.in:
+		return s.took(o), nil
+	default:
+	}
+	s.mu.Lock()
+	wait := s.grace - time.Since(s.last)
+	s.mu.Unlock()
+	if wait <= 0 || s.cl == nil {
+		return s.gen.next(), nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case o := <-s.in:
+		return s.took(o), nil
+	case <-t.C:
+		return s.gen.next(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *taskSource) took(o offered) *eventspb.Task {
+	s.mu.Lock()
+	s.last = time.Now()
+	s.mu.Unlock()
+	s.cl.MarkCommitRecords(o.rec)
+	return o.task
+}
+
+// localTasks is the default generator: the built-in families on their train
+// sites, round robin over (family, site), seeds increasing.
+type localTasks struct {
+	producer string
+	mu       sync.Mutex
+	pairs    []taskPair
+	i        int
+	seed     int64
+}
+
+type taskPair struct {
+	family, site string
+	tier         webenv.Tier
+}
+
+func newLocalTasks(producer string, families []string, firstSeed int64) (*localTasks, error) {
+	g := &localTasks{producer: producer, seed: firstSeed}
+	known := map[string]bool{}
+	for _, f := range webenv.Families() {
+		known[f.Name] = true
+		if len(families) > 0 && !slices.Contains(families, f.Name) {
+			continue
+		}
+		for _, s := range f.Sites {
+			if s.Split == webenv.SplitTrain {
+				g.pairs = append(g.pairs, taskPair{family: f.Name, site: s.Name, tier: f.Tier})
+			}
+		}
+	}
+	for _, f := range families {
+		if !known[f] {
+			return nil, fmt.Errorf("unable to generate tasks: unknown family %q", f)
+		}
+	}
+	if len(g.pairs) == 0 {
+		return nil, errors.New("unable to generate tasks: no family with a train site")
+	}
+	return g, nil
+}
+
+func (g *localTasks) next() *eventspb.Task {
+	g.mu.Lock()
+	p := g.pairs[g.i%len(g.pairs)]
+	seed := g.seed
+	g.i++
+	if g.i%len(g.pairs) == 0 {
+		g.seed++
+	}
+	g.mu.Unlock()
+	return &eventspb.Task{
+		Envelope: eventspb.NewEnvelope(g.producer),
+		TaskId:   p.family + "/" + p.site + "/seed-" + strconv.FormatInt(seed, 10),
+		Site:     p.site,
+		Family:   p.family,
+		Seed:     seed,
+		Tier:     tierOf(p.tier),
+		Split:    eventspb.Split_SPLIT_TRAIN,
+	}
+}
+
+func tierOf(t webenv.Tier) eventspb.Tier {
+	switch t {
+	case webenv.Easy:
+		return eventspb.Tier_TIER_EASY
+	case webenv.Medium:
+		return eventspb.Tier_TIER_MEDIUM
+	case webenv.Hard:
+		return eventspb.Tier_TIER_HARD
+	}
+	return eventspb.Tier_TIER_UNSPECIFIED
+}
+
+// taskRef completes an assignment's identity for observations: the tier and
+// split from webenv when the scheduler left them out.
+func taskRef(t *eventspb.Task) *eventspb.TaskRef {
+	ref := &eventspb.TaskRef{
+		TaskId: t.GetTaskId(), Site: t.GetSite(), Family: t.GetFamily(), Seed: t.GetSeed(),
+		Tier: t.GetTier(), Split: t.GetSplit(), GroupId: t.GetGroupId(),
+	}
+	if ref.Tier == eventspb.Tier_TIER_UNSPECIFIED {
+		for _, f := range webenv.Families() {
+			if f.Name == ref.Family {
+				ref.Tier = tierOf(f.Tier)
+			}
+		}
+	}
+	if ref.Split == eventspb.Split_SPLIT_UNSPECIFIED && ref.Family != "" && ref.Site != "" {
+		switch webenv.SiteSplit(ref.Family, ref.Site) {
+		case webenv.SplitTrain:
+			ref.Split = eventspb.Split_SPLIT_TRAIN
+		case webenv.SplitTest:
+			ref.Split = eventspb.Split_SPLIT_TEST
+		}
+	}
+	return ref
+}

@@ -1,0 +1,346 @@
+package actor
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+func TestFitSide(t *testing.T) {
+	for _, c := range []struct{ w, h, max, tw, th int }{
+		{160, 210, 128, 98, 128},
+		{400, 520, 128, 98, 128},
+		{100, 50, 128, 100, 50}, // never up
+		{300, 300, 64, 64, 64},
+		{1000, 1, 10, 10, 1},
+	} {
+		if tw, th := fitSide(c.w, c.h, c.max); tw != c.tw || th != c.th {
+			t.Errorf("fitSide(%d, %d, %d) = %d, %d; want %d, %d", c.w, c.h, c.max, tw, th, c.tw, c.th)
+		}
+	}
+}
+
+func TestResizeAreaAverages(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 4, 2))
+	// Left half black, right half white: each 2x2 cell is uniform.
+	for y := 0; y < 2; y++ {
+		for x := 0; x < 4; x++ {
+			v := uint8(0)
+			if x >= 2 {
+				v = 255
+			}
+			i := src.PixOffset(x, y)
+			src.Pix[i], src.Pix[i+1], src.Pix[i+2], src.Pix[i+3] = v, v, v, 255
+		}
+	}
+	dst := resizeArea(src, 2, 1)
+	if dst.Pix[0] != 0 || dst.Pix[4] != 255 {
+		t.Fatalf("cells %v, want black then white", dst.Pix)
+	}
+	half := resizeArea(src, 1, 1)
+	if half.Pix[0] != 127 {
+		t.Fatalf("one cell over half black half white = %d, want 127", half.Pix[0])
+	}
+}
+
+func TestFrameEncoder(t *testing.T) {
+	shot := pngFrame(t, 5) // 40x30
+	for _, format := range []string{"jpeg", "png"} {
+		fe := frameEncoder{maxSide: 20, format: format, quality: 80}
+		f, err := fe.encode(shot, 80, 60) // device scale 0.5: 80x60 CSS px
+		if err != nil {
+			t.Fatal(err)
+		}
+		var img image.Image
+		if format == "jpeg" {
+			img, err = jpeg.Decode(bytes.NewReader(f.data))
+		} else {
+			img, err = png.Decode(bytes.NewReader(f.data))
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if b := img.Bounds(); b.Dx() != 20 || b.Dy() != 15 || f.width != 20 || f.height != 15 {
+			t.Fatalf("%s: %v, %dx%d; want 20x15", format, b, f.width, f.height)
+		}
+		if f.scaleX != 0.25 || f.scaleY != 0.25 {
+			t.Fatalf("%s: scale %v, %v; want 0.25 frame px per CSS px", format, f.scaleX, f.scaleY)
+		}
+	}
+	if _, err := (frameEncoder{maxSide: 20, format: "png"}).encode([]byte("not a png"), 1, 1); err == nil {
+		t.Fatal("garbage screenshot accepted")
+	}
+}
+
+func TestFrameStore(t *testing.T) {
+	s, err := newFrameStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pngFrame(t, 3)
+	h1, err := s.put(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if h1 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash %s is not the sha256 of the bytes", h1)
+	}
+	h2, err := s.put(b)
+	if err != nil || h2 != h1 {
+		t.Fatalf("second put: %s, %v", h2, err)
+	}
+	got, err := s.get(h1)
+	if err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("get: %d bytes, %v", len(got), err)
+	}
+	for _, bad := range []string{"", "../../etc/passwd", strings.Repeat("z", 64)} {
+		if _, err := s.get(bad); err == nil {
+			t.Fatalf("get(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestAllowlistOrigins(t *testing.T) {
+	a, err := newAllowlist([]string{"http://127.0.0.1:18080/some/path", "HTTPS://Example.COM:443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, want := range map[string]bool{
+		"http://127.0.0.1:18080/t/click-button/aurora/": true,
+		"http://127.0.0.1:18080":                        true,
+		"http://127.0.0.1:18081/":                       false,
+		"https://127.0.0.1:18080/":                      false,
+		"http://localhost:18080/":                       false,
+		"https://example.com/x":                         true,
+		"https://example.com:8443/x":                    false,
+		"https://evil.example.com/":                     false,
+		"http://example.com/":                           false,
+		"ftp://example.com/":                            false,
+		"::not a url":                                   false,
+	} {
+		if got := a.allows(u); got != want {
+			t.Errorf("allows(%q) = %v, want %v", u, got, want)
+		}
+	}
+	for _, bad := range [][]string{nil, {"not-a-url"}, {"file:///etc"}} {
+		if _, err := newAllowlist(bad); err == nil {
+			t.Errorf("newAllowlist(%q) accepted", bad)
+		}
+	}
+}
+
+func TestObservationEvent(t *testing.T) {
+	ob := &observer{enc: frameEncoder{maxSide: 20, format: "jpeg", quality: 80}}
+	ref := &eventspb.TaskRef{TaskId: "t", Family: "click-button", Site: "aurora"}
+	o := &env.Observation{
+		Screenshot: pngFrame(t, 1), Viewport: webenv.Size{W: 40, H: 30}, URL: "http://x/", Instruction: "Click OK",
+		Elements: []env.Element{{BID: "7", Role: "button", Text: strings.Repeat("é", 300), Box: env.Box{X: 4, Y: 8, W: 10, H: 6}, Checked: true, Value: "v", Focused: true}},
+		Stable:   true, SettleWait: 120 * time.Millisecond, Score: 0.9,
+	}
+	ev, err := ob.observation("executor-1", "ep", 3, ref, o, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventspb.Validate(ev); err != nil {
+		t.Fatal(err)
+	}
+	e := ev.GetElements()[0]
+	if b := e.GetBox(); b.GetX() != 2 || b.GetY() != 4 || b.GetW() != 5 || b.GetH() != 3 {
+		t.Fatalf("box %v, want CSS px halved into the 20x15 frame", b)
+	}
+	if len(e.GetText()) > maxText || !strings.HasPrefix(strings.Repeat("é", 300), e.GetText()) || !e.GetChecked() || !e.GetFocused() || e.GetValue() != "v" {
+		t.Fatalf("element %v", e)
+	}
+	env := ev.GetEnvelope()
+	if env.GetEpisodeId() != "ep" || env.GetStep() != 3 || env.GetProducer() != "executor-1" || !ev.GetTerminal() || !ev.GetStable() ||
+		ev.GetStabilityScore() != 0.9 || ev.GetTimings().GetSettleMs() != 120 || ev.GetWidth() != 20 || ev.GetHeight() != 15 || ev.GetFullFrameHash() != "" {
+		t.Fatalf("event %v", ev)
+	}
+}
+
+func TestEnvAction(t *testing.T) {
+	k := uint32(0)
+	for _, c := range []struct {
+		in   *eventspb.Action
+		want string
+	}{
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "3"}, `click("3")`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "4", Text: "bob", TextToken: &k}, `fill("4", "bob")`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Bid: "5", Text: "Red"}, `select_option("5", "Red")`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "6", Key: "Enter"}, `press("6", "Enter")`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, DeltaY: 50}, `scroll(0, 100)`}, // 0.5 frame px per CSS px
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP}, `noop(0)`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_GO_BACK}, `go_back()`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER, Text: "42"}, `send_msg_to_user("42")`},
+	} {
+		a, err := envAction(c.in, 0.5, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != c.want {
+			t.Errorf("%s -> %s, want %s", c.in.GetType(), a.String(), c.want)
+		}
+	}
+	if _, err := envAction(&eventspb.Action{}, 1, 0); err == nil {
+		t.Fatal("unspecified action type accepted")
+	}
+}
+
+func TestLocalTasks(t *testing.T) {
+	g, err := newLocalTasks("a", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(g.pairs)
+	seen := map[string]bool{}
+	for i := 0; i < 2*n; i++ {
+		task := g.next()
+		if err := eventspb.Validate(task); err != nil {
+			t.Fatal(err)
+		}
+		if webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTrain || task.GetSplit() != eventspb.Split_SPLIT_TRAIN {
+			t.Fatalf("task on a test site: %v", task)
+		}
+		if want := int64(5 + i/n); task.GetSeed() != want {
+			t.Fatalf("task %d has seed %d, want %d (seeds rise after each round)", i, task.GetSeed(), want)
+		}
+		if task.GetTier() == eventspb.Tier_TIER_UNSPECIFIED {
+			t.Fatalf("task without tier: %v", task)
+		}
+		seen[task.GetFamily()+"/"+task.GetSite()] = true
+	}
+	if len(seen) != n || n < len(webenv.Families()) {
+		t.Fatalf("%d distinct pairs over two rounds of %d", len(seen), n)
+	}
+	f, err := newLocalTasks("a", []string{"click-button"}, 0)
+	if err != nil || len(f.pairs) != len(webenv.Sites)-1 {
+		t.Fatalf("click-button only: %d pairs, %v", len(f.pairs), err)
+	}
+	if _, err := newLocalTasks("a", []string{"no-such-family"}, 0); err == nil {
+		t.Fatal("unknown family accepted")
+	}
+}
+
+func TestTaskRefFillsTierAndSplit(t *testing.T) {
+	test := webenv.TestSite("click-button")
+	ref := taskRef(&eventspb.Task{TaskId: "x", Family: "click-button", Site: test, GroupId: "g"})
+	if ref.GetTier() != eventspb.Tier_TIER_EASY || ref.GetSplit() != eventspb.Split_SPLIT_TEST || ref.GetGroupId() != "g" {
+		t.Fatalf("ref %v", ref)
+	}
+}
+
+func TestTaskSourceFallsBackToLocal(t *testing.T) {
+	g, err := newLocalTasks("a", []string{"click-button"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTaskSource(nil, g, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	task, err := s.next(context.Background())
+	if err != nil || task.GetFamily() != "click-button" {
+		t.Fatalf("next without a tasks client: %v, %v", task, err)
+	}
+}
+
+func TestTimeSplitWindows(t *testing.T) {
+	ts := newTimeSplit()
+	ts.add(phThink, 3*time.Millisecond)
+	ts.add(phWait, 5*time.Millisecond)
+	ts.add(phIdle, -time.Second) // clock skew is not negative time
+	ts.count(2, 1)
+	w := ts.window("p", "actor", "actor/executor-0", ModeSync)
+	if err := eventspb.Validate(w); err != nil {
+		t.Fatal(err)
+	}
+	if w.GetThinkUs() != 3000 || w.GetWaitUs() != 5000 || w.GetIdleUs() != 0 || w.GetSteps() != 2 || w.GetEpisodes() != 1 || w.GetMode() != "sync" {
+		t.Fatalf("window %v", w)
+	}
+	if w2 := ts.window("p", "actor", "e", ModeSync); w2.GetThinkUs() != 0 || w2.GetSteps() != 0 || w2.GetWindowStartUnixNano() != w.GetWindowEndUnixNano() {
+		t.Fatalf("second window %v", w2)
+	}
+	if tot := ts.totals(); tot.Think != 3*time.Millisecond || tot.Total() != 8*time.Millisecond {
+		t.Fatalf("totals %+v", tot)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for name, o := range map[string]Option{
+		"executors": WithExecutors(0), "browsers": WithBrowsers(9), "mode": WithMode("fast"),
+		"format": WithFrameFormat("gif"), "side": WithFrameMaxSide(2), "steps": WithMaxSteps(0),
+		"quality": WithJPEGQuality(101), "policy": WithPolicyName(""),
+	} {
+		opts := defaultOptions()
+		o(&opts)
+		if opts.browsers == 0 {
+			opts.browsers = 1
+		}
+		if err := opts.validate(); err == nil {
+			t.Errorf("%s: invalid option accepted", name)
+		}
+	}
+	if _, err := ParseMode("sync"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseMode("both"); err == nil {
+		t.Fatal("mode both accepted")
+	}
+}
+
+func TestWeightsAccept(t *testing.T) {
+	arch := policy.DefaultArchitecture()
+	onnx, err := policy.InitialONNX(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(onnx)
+	rec := func(key string, version uint64, sha string) *kgo.Record {
+		b, err := eventspb.Marshal(&eventspb.Weights{Envelope: eventspb.NewEnvelope("t"), PolicyName: key, Version: version, Onnx: onnx, OnnxSha256: sha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &kgo.Record{Key: []byte(key), Value: b}
+	}
+	bad := 0
+	w := &weightsWatcher{policy: "default", log: slog.New(slog.NewTextHandler(io.Discard, nil)), onBad: func() { bad++ }}
+	good := hex.EncodeToString(sum[:])
+	if l, ok := w.accept(rec("default", 3, good), 2, true); !ok || l.version != 3 {
+		t.Fatal("a newer version was refused")
+	}
+	if _, ok := w.accept(rec("default", 0, good), 0, false); !ok {
+		t.Fatal("published version 0 refused while serving the initial policy")
+	}
+	for name, c := range map[string]struct {
+		r       *kgo.Record
+		have    uint64
+		haveAny bool
+	}{
+		"older":        {rec("default", 2, good), 2, true},
+		"other policy": {rec("other", 9, good), 0, false},
+		"tombstone":    {&kgo.Record{Key: []byte("default")}, 0, false},
+		"bad sha":      {rec("default", 9, strings.Repeat("0", 64)), 0, false},
+		"garbage":      {&kgo.Record{Key: []byte("default"), Value: []byte{0xff, 0x01}}, 0, false},
+	} {
+		if _, ok := w.accept(c.r, c.have, c.haveAny); ok {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	if bad != 2 {
+		t.Fatalf("%d bad weights counted, want 2 (bad sha, garbage)", bad)
+	}
+}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"path/filepath"
+
+	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+)
+
+// newActor builds the actor target from the -executors, -browsers,
+// -actor-mode, -allowed-origins, -frame-store and -policy-name flags.
+func newActor(d deps) (app.Service, error) {
+	a := d.cfg.Actor
+	mode, err := actor.ParseMode(a.Mode)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	opts := []actor.Option{
+		actor.WithExecutors(a.Executors),
+		actor.WithBrowsers(a.Browsers),
+		actor.WithMode(mode),
+		actor.WithWebenvURL(d.cfg.WebenvURL),
+		actor.WithPolicyName(a.PolicyName),
+		actor.WithInstanceID(d.cfg.InstanceID),
+		actor.WithLogger(d.log),
+		actor.WithMetrics(d.metrics),
+	}
+	if len(a.AllowedOrigins) > 0 {
+		opts = append(opts, actor.WithAllowedOrigins(a.AllowedOrigins...))
+	}
+	if a.FrameStore {
+		opts = append(opts, actor.WithFrameStore(filepath.Join(d.cfg.RunDir, "frames")))
+	}
+	return actor.New(d.cfg, d.kafka, d.catalog, opts...)
+}

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+const benchUsage = `Usage: asyncwebrl bench joiner [--events N] [--min-ratio R] [--frame-bytes B] [flags]
+  Produces N synthetic records (10% reordered, 5% duplicated, 1% malformed)
+  to throwaway topics on the configured broker, then measures a plain
+  consume-only group consumer and the exactly-once joiner on them, prints
+  both side by side with their ratio and verifies the joiner's output.
+  --events N       records to produce (default 200000)
+  --min-ratio R    exit 1 when joiner/consume-only is below R (default 0: report only)
+  --frame-bytes B  size of each observation's frame (default 256: per-record
+                   cost dominates; real model-resolution frames are larger)
+Flags: -brokers, -topic-partitions, -topic-replication, the Kafka security flags and
+the ASYNCWEBRL_JOINER_* variables (see asyncwebrl -help). When the default local
+broker does not answer, infra/kafka.sh start is run.
+`
+
+// errBenchRatio is returned when the joiner is slower than --min-ratio.
+type errBenchRatio struct{ ratio, min float64 }
+
+func (e errBenchRatio) Error() string {
+	return fmt.Sprintf("joiner/consume-only ratio %.2f is below --min-ratio %.2f", e.ratio, e.min)
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprint(stdout, "Usage: asyncwebrl bench joiner|recorder|rollout [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
+		return nil
+	}
+	switch args[0] {
+	case "rollout":
+		return runBenchRollout(ctx, args[1:], stdout, stderr)
+	case "recorder":
+		return runBenchRecorder(ctx, args[1:], stdout, stderr)
+	case "joiner":
+		return runBenchJoiner(ctx, args[1:], stdout, stderr)
+	}
+	return usageError{fmt.Errorf("unknown benchmark %q (want joiner, recorder or rollout)", args[0])}
+}
+
+func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, benchUsage)
+		return nil
+	}
+	events, minRatio, frameBytes, rest, err := benchFlags(args)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, err := parse(rest, stdout)
+	if err != nil {
+		return err
+	}
+	opts, err := joinerOptions(os.Getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	log := newLogger(cfg, stderr)
+	seeds := cfg.Brokers
+	if cfg.Embedded() {
+		emb, err := kafka.StartEmbedded()
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		seeds = emb.Seeds()
+	}
+	f := kafka.NewFactory(cfg, seeds, nil)
+	if err := f.Ping(ctx, 5*time.Second); err != nil {
+		if !isDefaultLocalBroker(cfg) {
+			return err
+		}
+		fmt.Fprintln(stderr, "no broker answers at", strings.Join(cfg.Brokers, ","), "- starting it with infra/kafka.sh start")
+		if serr := startLocalKafka(ctx, stderr); serr != nil {
+			return errors.Join(err, serr)
+		}
+		if err := f.Ping(ctx, 30*time.Second); err != nil {
+			return err
+		}
+	}
+	load := loadtest.DefaultConfig(events)
+	load.FrameBytes = frameBytes
+	res, err := loadtest.BenchJoiner(ctx, loadtest.BenchConfig{
+		NewClient: func(o ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("bench", o...) },
+		NewJoiner: func(cat *topics.Catalog) (loadtest.JoinerMember, error) {
+			return joiner.New(cfg, f, cat, append(opts, joiner.WithInstanceID(cfg.InstanceID+"-bench"), joiner.WithLogger(log.With("service", "joiner")))...)
+		},
+		Log:         log,
+		Load:        load,
+		Partitions:  int32(cfg.TopicPartitions),
+		Replication: int16(cfg.TopicReplication),
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bench joiner: %d records (%d%% reordered, %d%% duplicated, %d%% malformed, %d-byte frames) on %d partitions of %s\n",
+		res.Records, int(load.Reorder*100), int(load.Duplicate*100), int(load.Malformed*100), load.FrameBytes, res.Partitions, strings.Join(cfg.Brokers, ","))
+	fmt.Fprint(stdout, res)
+	fmt.Fprintf(stdout, "ratio joiner/consume-only: %.2f (min %.2f)\n", res.Ratio(), minRatio)
+	fmt.Fprintf(stdout, "verified: %s\n", res.Verified)
+	if !res.Verified.OK() {
+		return errors.New("the joiner's output is wrong (see verified above)")
+	}
+	if res.Ratio() < minRatio {
+		return errBenchRatio{res.Ratio(), minRatio}
+	}
+	return nil
+}
+
+// benchFlags takes the benchmark's own flags out of args; the rest are the
+// binary's flags.
+func benchFlags(args []string) (events int, minRatio float64, frameBytes int, rest []string, err error) {
+	events, frameBytes = 200000, 256
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if name != "events" && name != "min-ratio" && name != "frame-bytes" || !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return 0, 0, 0, nil, fmt.Errorf("flag --%s needs a value", name)
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "events":
+			events, err = strconv.Atoi(val)
+			if err != nil || events < 1 {
+				return 0, 0, 0, nil, fmt.Errorf("invalid --events %q: want a positive integer", val)
+			}
+		case "frame-bytes":
+			frameBytes, err = strconv.Atoi(val)
+			if err != nil || frameBytes < 0 || frameBytes > 1<<20 {
+				return 0, 0, 0, nil, fmt.Errorf("invalid --frame-bytes %q: want 0..1048576", val)
+			}
+		case "min-ratio":
+			minRatio, err = strconv.ParseFloat(val, 64)
+			if err != nil || minRatio < 0 {
+				return 0, 0, 0, nil, fmt.Errorf("invalid --min-ratio %q: want a non-negative number", val)
+			}
+		}
+	}
+	return events, minRatio, frameBytes, rest, nil
+}
+
+func isDefaultLocalBroker(cfg *config.Config) bool {
+	return len(cfg.Brokers) == 1 && cfg.Brokers[0] == "127.0.0.1:19092"
+}
+
+// startLocalKafka runs infra/kafka.sh start from the repository the binary
+// is run in (found by walking up from the working directory).
+func startLocalKafka(ctx context.Context, stderr io.Writer) error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	for {
+		script := filepath.Join(dir, "infra", "kafka.sh")
+		if _, err := os.Stat(script); err == nil {
+			cmd := exec.CommandContext(ctx, "bash", script, "start")
+			cmd.Stdout, cmd.Stderr = stderr, stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("unable to start Kafka with %s: %w", script, err)
+			}
+			return nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return errors.New("unable to start Kafka: infra/kafka.sh not found above the working directory (start a broker or pass -brokers)")
+		}
+		dir = parent
+	}
+}

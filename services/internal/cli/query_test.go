@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestQueryParams(t *testing.T) {
+	now := time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)
+	p, format, err := queryParams(map[string]string{}, now)
+	if err != nil || format != "table" || !p.Since.Equal(now.Add(-time.Hour)) || !p.Until.Equal(now) || p.Bucket != 0 {
+		t.Fatalf("defaults: %+v %q %v", p, format, err)
+	}
+	p, format, err = queryParams(map[string]string{"since": "7d", "format": "json", "bucket": "1h"}, now)
+	if err != nil || format != "json" || !p.Since.Equal(now.Add(-7*24*time.Hour)) || p.Bucket != time.Hour {
+		t.Fatalf("7d/json/1h: %+v %q %v", p, format, err)
+	}
+	p, _, err = queryParams(map[string]string{"since": "2026-01-15T09:55:00Z", "until": "2026-01-15T10:10:00Z"}, now)
+	if err != nil || p.Since.Format(time.RFC3339) != "2026-01-15T09:55:00Z" || p.Until.Format(time.RFC3339) != "2026-01-15T10:10:00Z" {
+		t.Fatalf("fixed window: %+v %v", p, err)
+	}
+	for _, bad := range []map[string]string{
+		{"since": "yesterday"}, {"since": "-1h"}, {"until": "noon"}, {"format": "xml"}, {"bucket": "90s"},
+		{"since": "2026-01-15T13:00:00Z"}, // after until (now)
+	} {
+		if _, _, err := queryParams(bad, now); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("queryParams(%v) = %v, want a one-line error", bad, err)
+		}
+	}
+}
+
+func TestSubFlags(t *testing.T) {
+	vals, rest, err := subFlags([]string{"--since", "2h", "-clickhouse-addr", "h:1", "--format=csv", "-keep", "-log-level=debug"},
+		[]string{"since", "format"}, []string{"keep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals["since"] != "2h" || vals["format"] != "csv" || vals["keep"] != "true" {
+		t.Errorf("vals = %v", vals)
+	}
+	if strings.Join(rest, " ") != "-clickhouse-addr h:1 -log-level=debug" {
+		t.Errorf("rest = %v", rest)
+	}
+	if _, _, err := subFlags([]string{"--since"}, []string{"since"}, nil); err == nil {
+		t.Error("a flag without its value was accepted")
+	}
+}

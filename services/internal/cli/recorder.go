@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/dashboard"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/recorder"
+)
+
+// newRecorder builds the recorder target: group <topic prefix>recorder,
+// writing into -clickhouse-database (migrated at start). Until they become
+// flags, two knobs are read from the environment:
+//
+//	ASYNCWEBRL_RECORDER_SESSION_TIMEOUT  group session timeout (franz-go's 45s)
+//	ASYNCWEBRL_RECORDER_BATCH            records per batch (50000)
+func newRecorder(d deps) (app.Service, error) {
+	opts := []recorder.Option{
+		recorder.WithLogger(d.log.With("service", "recorder")),
+		recorder.WithRegisterer(d.metrics),
+		recorder.WithInstance(d.cfg.InstanceID),
+	}
+	if v := os.Getenv("ASYNCWEBRL_RECORDER_SESSION_TIMEOUT"); v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t <= 0 {
+			return nil, usageError{fmt.Errorf("invalid ASYNCWEBRL_RECORDER_SESSION_TIMEOUT=%q: want a positive duration", v)}
+		}
+		opts = append(opts, recorder.WithSessionTimeout(t))
+	}
+	if v := os.Getenv("ASYNCWEBRL_RECORDER_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, usageError{fmt.Errorf("invalid ASYNCWEBRL_RECORDER_BATCH=%q: want a positive integer", v)}
+		}
+		opts = append(opts, recorder.WithBatchRecords(n))
+	}
+	return recorder.New(d.catalog, clickhouseConfig(d.cfg),
+		func(o ...kgo.Opt) (*kgo.Client, error) { return d.kafka.NewClient("recorder", o...) }, opts...)
+}
+
+// newDashboard builds the dashboard target on -dashboard-addr.
+func newDashboard(d deps) (app.Service, error) {
+	return dashboard.New(d.cfg.DashboardAddr, clickhouseConfig(d.cfg),
+		dashboard.WithLogger(d.log.With("service", "dashboard"))), nil
+}
+
+// clickhouseConfig is the one place the ClickHouse password is revealed.
+func clickhouseConfig(c *config.Config) analytics.Config {
+	return analytics.Config{
+		Addr:     c.ClickHouse.Addr,
+		Database: c.ClickHouse.Database,
+		Username: c.ClickHouse.User,
+		Password: c.ClickHouse.Password.Reveal(),
+	}
+}

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+)
+
+// Actor configures the actor target.
+type Actor struct {
+	// Executors is the number of browser executors (isolated contexts).
+	Executors int
+	// Browsers is the number of Chromium processes; 0 means one per 4
+	// executors.
+	Browsers int
+	// Mode is "async" (each executor on its own) or "sync" (the lock-step
+	// baseline).
+	Mode string
+	// AllowedOrigins are the origins tabs may load from; empty means the
+	// webenv origin only.
+	AllowedOrigins []string
+	// FrameStore keeps full-resolution screenshots in RunDir/frames.
+	FrameStore bool
+	// PolicyName is the weights key the actor acts with.
+	PolicyName string
+
+	allowed string
+}
+
+// Webenv configures the webenv target.
+type Webenv struct {
+	// LatencyProfile is webenv's latency profile spec (none, web, ...).
+	LatencyProfile string
+}
+
+func (a *Actor) register(fs *flag.FlagSet) {
+	fs.IntVar(&a.Executors, "executors", 4, "actor: browser executors, one isolated browser context each (env "+envName("executors")+")")
+	fs.IntVar(&a.Browsers, "browsers", 0, "actor: Chromium processes the executors share; 0 = one per 4 executors (env "+envName("browsers")+")")
+	fs.StringVar(&a.Mode, "actor-mode", "async", "actor: async, or sync for the lock-step baseline (env "+envName("actor-mode")+")")
+	fs.StringVar(&a.allowed, "allowed-origins", "", "actor: comma list of origins tabs may load from; empty = the webenv origin (env "+envName("allowed-origins")+")")
+	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
+	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
+}
+
+// validate checks the flags; a Config built by hand (zero values) gets the
+// flag defaults.
+func (a *Actor) validate() error {
+	a.AllowedOrigins = splitList(a.allowed)
+	if a.Executors == 0 {
+		a.Executors = 4
+	}
+	if a.Mode == "" {
+		a.Mode = "async"
+	}
+	if a.PolicyName == "" {
+		a.PolicyName = "default"
+	}
+	switch {
+	case a.Executors < 1 || a.Executors > 256:
+		return fmt.Errorf("invalid -executors %d: want 1..256", a.Executors)
+	case a.Browsers < 0 || a.Browsers > a.Executors:
+		return fmt.Errorf("invalid -browsers %d: want 0..executors (%d)", a.Browsers, a.Executors)
+	case a.Mode != "async" && a.Mode != "sync":
+		return fmt.Errorf("invalid -actor-mode %q: want async or sync", a.Mode)
+	}
+	return nil
+}
+
+func (w *Webenv) register(fs *flag.FlagSet) {
+	fs.StringVar(&w.LatencyProfile, "latency-profile", "none", "webenv: latency profile: none, web, async, fixed:200ms, lognormal:150ms:0.5, heavytail:100ms:0.6:1.5 (+async) (env "+envName("latency-profile")+")")
+}

@@ -1,0 +1,47 @@
+package joiner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
+
+// deterministicID returns a UUID-shaped id derived from parts (version 8,
+// "custom", per RFC 9562): the same inputs and settings always give the same
+// id, so a replay re-emits identical events and downstream de-duplication by
+// event id recognises them.
+func deterministicID(fingerprint string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(fingerprint))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x80 // version 8
+	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], u[10:16])
+	return string(s[:])
+}
+
+func transitionID(fp, episode string, step uint32) string {
+	return deterministicID(fp, "transition", episode, strconv.FormatUint(uint64(step), 10))
+}
+
+func episodeID(fp, episode string) string {
+	return deterministicID(fp, "episode", episode)
+}
+
+func deadLetterID(fp string, src Source) string {
+	return deterministicID(fp, "dlq", src.Topic, strconv.FormatInt(int64(src.Partition), 10), strconv.FormatInt(src.Offset, 10))
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package joiner
+
+const raceEnabled = false

@@ -1,0 +1,108 @@
+package joiner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ClientFunc builds a Kafka client with extra options (kafka.Factory's
+// NewClient, bound to a name).
+type ClientFunc func(opts ...kgo.Opt) (*kgo.Client, error)
+
+// ReadCommitted calls fn, in offset order per partition, for every committed
+// data record of topic's partitions (all of them when partitions is nil)
+// from the start of the log up to the end offsets (high watermarks) at the
+// time of the call.
+//
+// It waits until every transaction that wrote below those ends is resolved:
+// records of a transaction still open are invisible to a read_committed
+// consumer until its commit or abort marker is written, which can happen
+// after the producer's EndTxn returned. Control records are asked for
+// (KeepControlRecords) because they are what reveals that the end is
+// reached when the log ends with aborted data.
+func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, partitions []int32, fn func(*kgo.Record) error) error {
+	admCl, err := newClient()
+	if err != nil {
+		return err
+	}
+	adm := kadm.NewClient(admCl)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		admCl.Close()
+		return fmt.Errorf("unable to list start offsets of %s: %w", topic, err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	admCl.Close()
+	if err != nil {
+		return fmt.Errorf("unable to list end offsets of %s: %w", topic, err)
+	}
+	want := map[int32]bool{}
+	for _, p := range partitions {
+		want[p] = true
+	}
+	from := map[int32]kgo.Offset{}
+	target := map[int32]int64{}
+	for p, end := range ends[topic] {
+		if partitions != nil && !want[p] {
+			continue
+		}
+		start := starts[topic][p].Offset
+		if end.Offset > start {
+			from[p] = kgo.NewOffset().At(start)
+			target[p] = end.Offset
+		}
+	}
+	if len(target) == 0 {
+		return nil
+	}
+	cl, err := newClient(
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for len(target) > 0 {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("unable to read %s to its end: %w", topic, err)
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		var cbErr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			end, ok := target[r.Partition]
+			if !ok || cbErr != nil {
+				return
+			}
+			if r.Offset < end && !r.Attrs.IsControl() {
+				cbErr = fn(r)
+			}
+			if r.Offset >= end-1 {
+				delete(target, r.Partition)
+			}
+		})
+		if cbErr != nil {
+			return cbErr
+		}
+	}
+	return nil
+}

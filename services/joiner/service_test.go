@@ -1,0 +1,285 @@
+package joiner_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+type cluster struct {
+	cfg     *config.Config
+	factory *kafka.Factory
+	catalog *topics.Catalog
+	admin   *kgo.Client
+}
+
+func newCluster(t *testing.T, seeds []string, prefix string, partitions int32) *cluster {
+	t.Helper()
+	cfg := &config.Config{InstanceID: "test"}
+	f := kafka.NewFactory(cfg, seeds, nil)
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(partitions))
+	cl, err := f.NewClient("test-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, cl, cat); err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{cfg: cfg, factory: f, catalog: cat, admin: cl}
+}
+
+func (c *cluster) member(t *testing.T, instance string, opts ...joiner.Option) *joiner.Service {
+	t.Helper()
+	s, err := joiner.New(c.cfg, c.factory, c.catalog, append([]joiner.Option{joiner.WithInstanceID(instance), joiner.WithMaxBatch(500)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (c *cluster) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	return c.factory.NewClient("test", opts...)
+}
+
+func stop(t *testing.T, s *joiner.Service) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServiceRebalanceExactlyOnceEmbedded runs the service on the
+// in-process cluster: one member joins part of the load, a second one takes
+// over half the partitions (restoring their state from the changelog), the
+// first leaves, and the output still holds every transition exactly once.
+func TestServiceRebalanceExactlyOnceEmbedded(t *testing.T) {
+	emb, err := kafka.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	c := newCluster(t, emb.Seeds(), "unit.", 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	prod, err := c.factory.NewClient("load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	load := loadtest.DefaultConfig(6000)
+	load.Steps = 4
+	exp, err := loadtest.Generate(ctx, prod, c.catalog, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	regA := prometheus.NewRegistry()
+	a := c.member(t, "a", joiner.WithMetrics(regA))
+	waitConsumed(t, a, exp.Records/4)
+	regB := prometheus.NewRegistry()
+	b := c.member(t, "b", joiner.WithMetrics(regB))
+	waitConsumed(t, b, 1) // b owns partitions and restored them
+	stop(t, a)
+	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, b)
+
+	rep, err := loadtest.Verify(ctx, c.newClient, c.catalog, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("records %d (%d duplicates, %d reordered, %d malformed): %s", exp.Records, exp.Duplicates, exp.Reordered, len(exp.Malformed), rep)
+	if !rep.OK() {
+		t.Fatalf("joiner output is wrong: %s", rep)
+	}
+	if len(exp.Malformed) == 0 || exp.Duplicates == 0 || exp.Reordered == 0 {
+		t.Fatalf("the load was not spoiled: %+v", exp)
+	}
+	// b took partitions over in the middle of episodes: it must have
+	// restored undecided events from the changelog.
+	if n := counter(t, regB, "asyncwebrl_joiner_restored_events_total"); n == 0 {
+		t.Fatal("the second member restored no pending event: the test did not exercise a hand-over")
+	}
+	// A rebalance must not cost an aborted transaction (the session would
+	// abort the first one after a revoke; run clears that beforehand).
+	for name, reg := range map[string]*prometheus.Registry{"a": regA, "b": regB} {
+		if n := counterWith(t, reg, "asyncwebrl_joiner_transactions_total", "aborted"); n != 0 {
+			t.Errorf("member %s aborted %v transactions", name, n)
+		}
+	}
+	ca, cb := a.Committed(), b.Committed()
+	if ca.Consumed == 0 || cb.Consumed == 0 || ca.Consumed+cb.Consumed < int64(exp.Records) {
+		t.Fatalf("members consumed %d and %d of %d records", ca.Consumed, cb.Consumed, exp.Records)
+	}
+}
+
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			var sum float64
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+			return sum
+		}
+	}
+	t.Fatalf("metric %s not registered", name)
+	return 0
+}
+
+func waitConsumed(t *testing.T, s *joiner.Service, n int) {
+	t.Helper()
+	for s.Committed().Consumed < int64(n) {
+		if err := s.Healthy(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStartRefusesTopicsNotCoPartitioned: an input topic with more
+// partitions than the others breaks the co-partitioning by episode id; the
+// member refuses to start instead of joining wrongly.
+func TestStartRefusesTopicsNotCoPartitioned(t *testing.T) {
+	emb, err := kafka.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	c := newCluster(t, emb.Seeds(), "guard.", 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(c.admin).UpdatePartitions(ctx, 3, c.catalog.Name(topics.Rewards)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := joiner.New(c.cfg, c.factory, c.catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err == nil || !strings.Contains(err.Error(), "co-partitioned") {
+		t.Fatalf("Start with 3 reward partitions and 2 obs partitions: %v", err)
+	}
+}
+
+// TestServiceAbortRollsBackStateEmbedded: when a transaction aborts (here
+// the broker refuses one offset commit), the offsets go back to the last
+// commit and so must the join state: the member rebuilds its machines from
+// the changelog and joins the batch again, without duplicates.
+func TestServiceAbortRollsBackStateEmbedded(t *testing.T) {
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	c := newCluster(t, fake.ListenAddrs(), "abort.", 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	prod, err := c.factory.NewClient("load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	load := loadtest.DefaultConfig(4000)
+	load.Steps = 4
+	exp, err := loadtest.Generate(ctx, prod, c.catalog, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Refuse the third transactional offset commit.
+	var commits atomic.Int32
+	fake.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if commits.Add(1) != 3 {
+			return nil, nil, false
+		}
+		r := req.(*kmsg.TxnOffsetCommitRequest)
+		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.ConcurrentTransactions.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+
+	reg := prometheus.NewRegistry()
+	m := c.member(t, "solo", joiner.WithMetrics(reg))
+	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, m)
+	if n := counter(t, reg, "asyncwebrl_joiner_transactions_total"); n < 4 {
+		t.Fatalf("only %v transactions", n)
+	}
+	if n := counterWith(t, reg, "asyncwebrl_joiner_transactions_total", "aborted"); n != 1 {
+		t.Fatalf("%v aborted transactions, want the one refused", n)
+	}
+	if n := counter(t, reg, "asyncwebrl_joiner_partition_restores_total"); n <= 3 {
+		t.Fatalf("%v partition restores: the abort did not rebuild state", n)
+	}
+	rep, err := loadtest.Verify(ctx, c.newClient, c.catalog, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("joiner output after an abort is wrong: %s", rep)
+	}
+}
+
+func counterWith(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,308 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// ArchName names this family of networks in Weights.architecture.
+const ArchName = "asyncwebrl-pointer-v1"
+
+// FeaturesVersion changes whenever the featurizer computes something
+// differently: weights trained on other features would read garbage, so
+// architectures with different versions are incompatible.
+const FeaturesVersion = 1
+
+// Architecture fixes every shape of the network and of its features. It is
+// serialised as JSON into Weights.architecture and into the ONNX metadata, so
+// actors and learner featurize with the same settings as the weights they use.
+type Architecture struct {
+	Name            string `json:"name"`
+	FeaturesVersion int    `json:"features_version"`
+	Opset           int    `json:"opset"`
+
+	// Model-resolution frame fed to the conv encoder; both must be multiples of 4.
+	FrameHeight int `json:"frame_height"`
+	FrameWidth  int `json:"frame_width"`
+	// Output channels of the two stride-2 convolutions and the width of the
+	// visual embedding.
+	Conv1Channels int `json:"conv1_channels"`
+	Conv2Channels int `json:"conv2_channels"`
+	VisualDim     int `json:"visual_dim"`
+
+	// Hashed word vocabulary (bucket 0 is padding) and embedding width.
+	Vocab    int `json:"vocab"`
+	EmbedDim int `json:"embed_dim"`
+	Hidden   int `json:"hidden"`
+
+	// T: instruction words kept; E: elements kept; Lt: words per element
+	// text; K: text candidates; Lc: words per candidate.
+	MaxInstrTokens int `json:"max_instr_tokens"`
+	MaxElements    int `json:"max_elements"`
+	ElemTokens     int `json:"elem_tokens"`
+	MaxCandidates  int `json:"max_candidates"`
+	CandTokens     int `json:"cand_tokens"`
+
+	// Action types the policy chooses from, in the order of the type head's
+	// logits: names of eventspb.ActionType without the "ACTION_TYPE_" prefix.
+	ActionTypes []string `json:"action_types"`
+
+	// Descriptive only (rewritten by Normalize): what each feature column
+	// means, and the graph's inputs and outputs.
+	ElementFeatures   []string     `json:"element_features"`
+	CandidateFeatures []string     `json:"candidate_features"`
+	Inputs            []TensorSpec `json:"inputs"`
+	Outputs           []TensorSpec `json:"outputs"`
+}
+
+// TensorSpec describes one graph input or output; Shape excludes the leading
+// batch dimension.
+type TensorSpec struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+}
+
+// AllActionTypes are the types a policy may choose (GOTO excluded: the
+// policy has no way to produce a URL).
+var AllActionTypes = []string{"NOOP", "CLICK", "FILL", "SELECT_OPTION", "SCROLL", "PRESS", "GO_BACK", "SEND_MSG_TO_USER"}
+
+// DefaultArchitecture is small enough to train on two CPU cores in minutes:
+// about 150k parameters.
+func DefaultArchitecture() Architecture {
+	a := Architecture{
+		Name:            ArchName,
+		FeaturesVersion: FeaturesVersion,
+		Opset:           17,
+		FrameHeight:     32,
+		FrameWidth:      32,
+		Conv1Channels:   8,
+		Conv2Channels:   16,
+		VisualDim:       32,
+		Vocab:           2048,
+		EmbedDim:        32,
+		Hidden:          64,
+		MaxInstrTokens:  32,
+		MaxElements:     32,
+		ElemTokens:      8,
+		MaxCandidates:   16,
+		CandTokens:      4,
+		ActionTypes:     slices.Clone(AllActionTypes),
+	}
+	a.Normalize()
+	return a
+}
+
+// Normalize fills the descriptive fields from the shape fields.
+func (a *Architecture) Normalize() {
+	a.ElementFeatures = slices.Clone(elementFeatureNames)
+	a.CandidateFeatures = slices.Clone(candidateFeatureNames)
+	a.Inputs = a.InputSpecs()
+	a.Outputs = a.OutputSpecs()
+}
+
+// Validate rejects shapes the graph cannot be built with.
+func (a *Architecture) Validate() error {
+	if a.Name != ArchName {
+		return fmt.Errorf("unable to use architecture %q: this build knows %q", a.Name, ArchName)
+	}
+	if a.FeaturesVersion != FeaturesVersion {
+		return fmt.Errorf("unable to use features version %d: this build computes version %d", a.FeaturesVersion, FeaturesVersion)
+	}
+	if a.Opset < 13 || a.Opset > 17 {
+		return fmt.Errorf("unable to use opset %d: want 13..17", a.Opset)
+	}
+	if a.FrameHeight < 4 || a.FrameWidth < 4 || a.FrameHeight%4 != 0 || a.FrameWidth%4 != 0 {
+		return fmt.Errorf("unable to use frame %dx%d: both sides must be positive multiples of 4", a.FrameWidth, a.FrameHeight)
+	}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{
+		{"conv1_channels", a.Conv1Channels}, {"conv2_channels", a.Conv2Channels}, {"visual_dim", a.VisualDim},
+		{"embed_dim", a.EmbedDim}, {"hidden", a.Hidden}, {"max_instr_tokens", a.MaxInstrTokens},
+		{"max_elements", a.MaxElements}, {"elem_tokens", a.ElemTokens}, {"max_candidates", a.MaxCandidates},
+		{"cand_tokens", a.CandTokens},
+	} {
+		if d.v < 1 || d.v > 4096 {
+			return fmt.Errorf("unable to use %s = %d: want 1..4096", d.name, d.v)
+		}
+	}
+	if a.Vocab < 2 || a.Vocab > 1<<20 {
+		return fmt.Errorf("unable to use vocab %d: want 2..%d", a.Vocab, 1<<20)
+	}
+	if len(a.ActionTypes) == 0 {
+		return errors.New("unable to use an architecture without action types")
+	}
+	seen := map[string]bool{}
+	for _, t := range a.ActionTypes {
+		if !slices.Contains(AllActionTypes, t) {
+			return fmt.Errorf("unable to use action type %q: want one of %v", t, AllActionTypes)
+		}
+		if seen[t] {
+			return fmt.Errorf("unable to use action type %q twice", t)
+		}
+		seen[t] = true
+	}
+	// NOOP keeps at least one type unmasked on a page with no elements.
+	if !seen["NOOP"] {
+		return errors.New("unable to use action types without NOOP: a page without elements would leave no valid action")
+	}
+	return nil
+}
+
+// NumTypes is A, the number of action types.
+func (a *Architecture) NumTypes() int { return len(a.ActionTypes) }
+
+// TypeIndex returns the type head's index of t, or -1.
+func (a *Architecture) TypeIndex(t eventspb.ActionType) int {
+	for i, name := range a.ActionTypes {
+		if actionTypeOf(name) == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// TypeAt returns the action type behind the type head's index i.
+func (a *Architecture) TypeAt(i int) eventspb.ActionType {
+	if i < 0 || i >= len(a.ActionTypes) {
+		return eventspb.ActionType_ACTION_TYPE_UNSPECIFIED
+	}
+	return actionTypeOf(a.ActionTypes[i])
+}
+
+func actionTypeOf(name string) eventspb.ActionType {
+	return eventspb.ActionType(eventspb.ActionType_value["ACTION_TYPE_"+name])
+}
+
+// UsesElement reports whether actions of type t take the element head's
+// choice (and so contribute its log-prob).
+func UsesElement(t eventspb.ActionType) bool {
+	switch t {
+	case eventspb.ActionType_ACTION_TYPE_CLICK, eventspb.ActionType_ACTION_TYPE_FILL,
+		eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, eventspb.ActionType_ACTION_TYPE_SCROLL,
+		eventspb.ActionType_ACTION_TYPE_PRESS:
+		return true
+	}
+	return false
+}
+
+// UsesText reports whether actions of type t take the text head's choice.
+func UsesText(t eventspb.ActionType) bool {
+	switch t {
+	case eventspb.ActionType_ACTION_TYPE_FILL, eventspb.ActionType_ACTION_TYPE_SELECT_OPTION,
+		eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
+		return true
+	}
+	return false
+}
+
+// TextRow returns the row of cand_logits that scores text candidates for an
+// action of type t on element e: the element's row when the type uses an
+// element, else the element-free row E.
+func (a *Architecture) TextRow(t eventspb.ActionType, e int) int {
+	if UsesElement(t) {
+		return e
+	}
+	return a.MaxElements
+}
+
+// ConvOut returns the spatial size after the two stride-2 convolutions.
+func (a *Architecture) ConvOut() (h, w int) { return a.FrameHeight / 4, a.FrameWidth / 4 }
+
+// Graph input names, in the order of InputSpecs.
+const (
+	InFrame          = "frame"
+	InInstrTokens    = "instr_tokens"
+	InInstrWeights   = "instr_weights"
+	InElemFeats      = "elem_feats"
+	InElemTokens     = "elem_tokens"
+	InElemTokWeights = "elem_tok_weights"
+	InElemWeights    = "elem_weights"
+	InElemTypeMask   = "elem_type_mask"
+	InCandFeats      = "cand_feats"
+	InCandTokens     = "cand_tokens"
+	InCandTokWeights = "cand_tok_weights"
+	InCandMask       = "cand_mask"
+	InTypeMask       = "type_mask"
+)
+
+// Graph output names, in the order of OutputSpecs.
+const (
+	OutTypeLogits = "type_logits"
+	OutElemLogits = "elem_logits"
+	OutCandLogits = "cand_logits"
+	OutValue      = "value"
+)
+
+// InputSpecs lists the graph inputs (per sample, without the batch dim).
+func (a *Architecture) InputSpecs() []TensorSpec {
+	A, E, K := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates)
+	f, i := "float32", "int64"
+	return []TensorSpec{
+		{InFrame, f, []int64{3, int64(a.FrameHeight), int64(a.FrameWidth)}},
+		{InInstrTokens, i, []int64{int64(a.MaxInstrTokens)}},
+		{InInstrWeights, f, []int64{int64(a.MaxInstrTokens)}},
+		{InElemFeats, f, []int64{E, int64(len(elementFeatureNames))}},
+		{InElemTokens, i, []int64{E, int64(a.ElemTokens)}},
+		{InElemTokWeights, f, []int64{E, int64(a.ElemTokens)}},
+		{InElemWeights, f, []int64{E}},
+		{InElemTypeMask, f, []int64{A, E}},
+		{InCandFeats, f, []int64{K, int64(len(candidateFeatureNames))}},
+		{InCandTokens, i, []int64{K, int64(a.CandTokens)}},
+		{InCandTokWeights, f, []int64{K, int64(a.CandTokens)}},
+		{InCandMask, f, []int64{K}},
+		{InTypeMask, f, []int64{A}},
+	}
+}
+
+// OutputSpecs lists the graph outputs (per sample, without the batch dim).
+func (a *Architecture) OutputSpecs() []TensorSpec {
+	A, E, K := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates)
+	return []TensorSpec{
+		{OutTypeLogits, "float32", []int64{A}},
+		{OutElemLogits, "float32", []int64{A, E}},
+		{OutCandLogits, "float32", []int64{E + 1, K}},
+		{OutValue, "float32", []int64{1}},
+	}
+}
+
+// JSON returns the architecture as stored in Weights.architecture.
+func (a *Architecture) JSON() (string, error) {
+	c := *a
+	c.Normalize()
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "", fmt.Errorf("unable to encode architecture: %w", err)
+	}
+	return string(b), nil
+}
+
+// ParseArchitecture reads and validates Weights.architecture.
+func ParseArchitecture(s string) (Architecture, error) {
+	var a Architecture
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return Architecture{}, fmt.Errorf("unable to decode architecture: %w", err)
+	}
+	if err := a.Validate(); err != nil {
+		return Architecture{}, err
+	}
+	a.Normalize()
+	return a, nil
+}
+
+// SameShapes reports whether b's features and outputs are interchangeable
+// with a's (what a model swap needs).
+func (a *Architecture) SameShapes(b *Architecture) bool {
+	x, y := *a, *b
+	x.Normalize()
+	y.Normalize()
+	xs, err1 := json.Marshal(&x)
+	ys, err2 := json.Marshal(&y)
+	return err1 == nil && err2 == nil && string(xs) == string(ys)
+}

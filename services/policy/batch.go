@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Input is one batched graph input: Shape includes the batch dimension and
+// exactly one of F32 and I64 holds the row-major data.
+type Input struct {
+	Name  string
+	Shape []int64
+	F32   []float32
+	I64   []int64
+}
+
+// Batch holds the inputs of Size samples in Architecture.InputSpecs order;
+// both backends (ONNX Runtime here, gotch in the learner) consume it.
+type Batch struct {
+	Size   int
+	Inputs []Input
+}
+
+// fields returns f's tensors in InputSpecs order (each []float32 or []int64).
+func (f *Features) fields() []any {
+	return []any{
+		f.Frame, f.InstrTokens, f.InstrWeights, f.ElemFeats, f.ElemTokens, f.ElemTokWeights,
+		f.ElemWeights, f.ElemTypeMask, f.CandFeats, f.CandTokens, f.CandTokWeights, f.CandMask, f.TypeMask,
+	}
+}
+
+// Stack concatenates features along a new leading batch dimension. Every
+// feature must have the architecture's shapes.
+func (a *Architecture) Stack(fs []*Features) (*Batch, error) {
+	if len(fs) == 0 {
+		return nil, fmt.Errorf("unable to stack an empty batch")
+	}
+	specs := a.InputSpecs()
+	b := &Batch{Size: len(fs), Inputs: make([]Input, len(specs))}
+	for i, s := range specs {
+		per := int64(1)
+		for _, d := range s.Shape {
+			per *= d
+		}
+		in := Input{Name: s.Name, Shape: append([]int64{int64(len(fs))}, s.Shape...)}
+		if s.DType == "int64" {
+			in.I64 = make([]int64, 0, per*int64(len(fs)))
+		} else {
+			in.F32 = make([]float32, 0, per*int64(len(fs)))
+		}
+		for j, f := range fs {
+			if f == nil {
+				return nil, fmt.Errorf("unable to stack: sample %d is nil", j)
+			}
+			switch v := f.fields()[i].(type) {
+			case []float32:
+				if int64(len(v)) != per || s.DType != "float32" {
+					return nil, fmt.Errorf("unable to stack %s of sample %d: %d values, want %d", s.Name, j, len(v), per)
+				}
+				in.F32 = append(in.F32, v...)
+			case []int64:
+				if int64(len(v)) != per || s.DType != "int64" {
+					return nil, fmt.Errorf("unable to stack %s of sample %d: %d values, want %d", s.Name, j, len(v), per)
+				}
+				in.I64 = append(in.I64, v...)
+			}
+		}
+		b.Inputs[i] = in
+	}
+	return b, nil
+}
+
+// Input returns the named input.
+func (b *Batch) Input(name string) (Input, bool) {
+	i := slices.IndexFunc(b.Inputs, func(in Input) bool { return in.Name == name })
+	if i < 0 {
+		return Input{}, false
+	}
+	return b.Inputs[i], true
+}
+
+// Outputs are the batched network outputs, row-major: TypeLogits [B,A],
+// ElemLogits [B,A,E], CandLogits [B,E+1,K], Value [B].
+type Outputs struct {
+	Size       int
+	TypeLogits []float32
+	ElemLogits []float32
+	CandLogits []float32
+	Value      []float32
+}
+
+// Output is one sample's outputs, stamped with the weights version that
+// computed it.
+type Output struct {
+	TypeLogits []float32 // [A]
+	ElemLogits []float32 // [A,E]
+	CandLogits []float32 // [E+1,K]
+	Value      float32
+	// Version of the weights that computed these outputs.
+	Version uint64
+	// BatchSize is the size of the batch this sample ran in.
+	BatchSize int
+	// InferenceMicros is the time ONNX Runtime took for that batch.
+	InferenceMicros int64
+}
+
+// Sample returns sample i's outputs (sharing memory with o).
+func (o *Outputs) Sample(a *Architecture, i int) *Output {
+	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	return &Output{
+		TypeLogits: o.TypeLogits[i*A : (i+1)*A],
+		ElemLogits: o.ElemLogits[i*A*E : (i+1)*A*E],
+		CandLogits: o.CandLogits[i*(E+1)*K : (i+1)*(E+1)*K],
+		Value:      o.Value[i],
+	}
+}

@@ -1,0 +1,92 @@
+// Package policy owns the policy network of AsyncWebRL, defined once: its
+// architecture, the featurizer that turns an eventspb.Observation into the
+// network's inputs, the parameters (named float32 tensors with a seeded
+// init), the ONNX writer and reader (hand-encoded protobuf, no onnx Go
+// dependency), inference on ONNX Runtime with an in-process batching server,
+// and action sampling with the log-prob definition that actor and learner
+// share. The learner's gotch module (services/learner/model.go) is the
+// training twin of the graph written here; a parity test holds the two to
+// 1e-4, so any change to the graph must be made to both.
+//
+// # Architecture (DefaultArchitecture, ~150k parameters)
+//
+// Shapes use B batch, T=32 instruction words, E=32 elements, Lt=8 words per
+// element, K=16 text candidates, Lc=4 words per candidate, A action types
+// (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
+// SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
+// F=29 element and Fc=10 candidate features (names in Architecture JSON).
+//
+//	inputs                          ops
+//	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
+//	                                → Reshape [B,1024] → MatMul+Add → Relu = vis [B,32]
+//	instr_tokens [B,T] int64,       Gather(embed [2048,D]) · weights → ReduceSum = inst [B,D]
+//	instr_weights [B,T]             (weights are 1/n on the n words: a masked mean)
+//	                                ctx = Relu(Linear(Concat(inst, vis)))           [B,H]
+//	elem_feats [B,E,F],             elEmb = bag of words of the element text        [B,E,D]
+//	elem_tokens/_tok_weights        e1 = Relu(Linear(Concat(feats, elEmb, elEmb⊙inst)))
+//	                                e2 = Relu(e1·W + ctx·W' + b)                    [B,E,H]
+//	elem_weights [B,E]              pooled = Σ_e w_e·e2_e; glob = Relu(Linear(Concat(ctx, pooled)))
+//	type_mask [B,A]                 type_logits = Linear(glob) + (mask·1e9 - 1e9)    [B,A]
+//	elem_type_mask [B,A,E]          elem_logits = Transpose(Linear_A(e2)) + mask     [B,A,E]
+//	cand_feats [B,K,Fc], cand_...   c2 = Relu(Linear(...) + glob·W + b)              [B,K,H]
+//	cand_mask [B,K]                 rows = Concat(Linear(e2), Linear(glob)) [B,E+1,H]
+//	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + mask     [B,E+1,K]
+//	                                value = Linear(glob)                              [B,1]
+//
+// Only Conv, Relu, MatMul, Add, Mul, Gather, ReduceSum, Reshape, Concat,
+// Transpose, Constant and Identity appear (opset 17, IR 8); masks are
+// additive (masked logits sit near -1e9), there is no Softmax in the graph.
+//
+// # Features (Architecture.Featurize; pure Go, deterministic)
+//
+// The frame (PNG or JPEG) is area-averaged to 32x32 and scaled to
+// pixel/255-0.5; no frame gives zeros. Words are runs of letters and digits,
+// lowercased and hashed (FNV-1a 32) into buckets 1..vocab-1 (0 pads). At
+// most E elements are kept, those intersecting the frame first, each group
+// in document order. Per element: box / frame size, in-frame flag, role
+// one-hot (button, link, textbox, checkbox, radio, select, label,
+// clickable, other), lexical matches against the instruction (fraction of
+// its words in the instruction, best coverage of a quoted phrase, exact
+// match of a quoted phrase, text as a run of the instruction, quoted phrase
+// inside the text), state (checked, focused, has value, value equals a
+// quoted phrase, disabled — read by name, so they light up once the Element
+// schema carries those fields), mean RGB of its box in the frame, and its
+// position in the list. Text candidates are the quoted phrases, then the
+// instruction's words, deduplicated case-insensitively, with features
+// (quoted, single word, position, length, equals/inside an element's text,
+// equals an element's value, follows a typing verb, stopword, has digit).
+// Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
+// element types any element; a type is masked when it has no eligible
+// element or (text types) no candidate; NOOP is always allowed.
+//
+// # Actions and the log-prob (shared with the learner)
+//
+// An action is a Choice of head indices: Type (index into
+// Architecture.ActionTypes), Element (row of elem_logits[Type]) when the
+// type uses an element (CLICK, FILL, SELECT_OPTION, SCROLL, PRESS), and
+// Candidate when the type uses text (FILL, SELECT_OPTION, SEND_MSG_TO_USER),
+// read from cand_logits row TextRow = Element for element types, else E.
+// The joint log-prob recorded as Action.log_prob and recomputed by the
+// learner for the PPO ratio is, with each term a log-softmax over the masked
+// logits of one head:
+//
+//	log π(a|s) = log softmax(type_logits)[Type]
+//	           + [uses element] · log softmax(elem_logits[Type])[Element]
+//	           + [uses text]    · log softmax(cand_logits[TextRow])[Candidate]
+//
+// Entropy is the exact entropy of that factorised distribution (see
+// Architecture.Entropy). Fields of the built eventspb.Action: bid; text and
+// text_token (= Candidate) for text types; key "Enter" for PRESS; SCROLL
+// also sets x/y to the element's centre and delta_y to half the frame
+// height; raw in BrowserGym form. ChoiceOf maps a recorded (or
+// demonstrated) action back: bid → element, text_token (or the text) →
+// candidate; anything else is ErrNotRepresentable.
+//
+// # Runtime
+//
+// ONNX Runtime is loaded once per process from WithLibraryPath, else
+// $ASYNCWEBRL_ONNXRUNTIME_LIB, else .run/lib/libonnxruntime.so.1 found by
+// walking up to the repository root. Server batches Submit calls from all
+// executors (max batch, max wait), swaps weights between batches and stamps
+// every Output with the version that computed it.
+package policy

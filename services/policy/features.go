@@ -1,0 +1,439 @@
+package policy
+
+import (
+	"fmt"
+	"image"
+	"math"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// Features is one observation as the network sees it: flat row-major slices
+// shaped as Architecture.InputSpecs, plus the maps back from the element and
+// candidate indices to the bid and the text an action needs.
+type Features struct {
+	Frame          []float32 // [3,H,W]
+	InstrTokens    []int64   // [T]
+	InstrWeights   []float32 // [T]
+	ElemFeats      []float32 // [E,F]
+	ElemTokens     []int64   // [E,Lt]
+	ElemTokWeights []float32 // [E,Lt]
+	ElemWeights    []float32 // [E]
+	ElemTypeMask   []float32 // [A,E]
+	CandFeats      []float32 // [K,Fc]
+	CandTokens     []int64   // [K,Lc]
+	CandTokWeights []float32 // [K,Lc]
+	CandMask       []float32 // [K]
+	TypeMask       []float32 // [A]
+
+	// BIDs[e] is the bid of element e (len = number of valid elements).
+	BIDs []string
+	// Centers[e] is element e's box centre in model-resolution pixels.
+	Centers [][2]float32
+	// Candidates[k] is the text of candidate k (len = valid candidates).
+	Candidates []string
+	// FrameWidth and FrameHeight are the observation's model resolution in
+	// pixels (the unit of boxes and of Action.x/y/delta_y).
+	FrameWidth, FrameHeight float32
+}
+
+// Element feature columns; elementFeatureNames names them in order.
+const (
+	efX = iota
+	efY
+	efW
+	efH
+	efInFrame
+	efRole                            // role one-hot: efRole+roleButton .. efRole+roleOther
+	efTextEmpty = iota + numRoles - 1 // the columns after the numRoles role columns
+	efTextInInstr
+	efQuoteCover
+	efExactQuote
+	efPhraseInInstr
+	efQuoteInText
+	efChecked
+	efFocused
+	efHasValue
+	efValueIsQuote
+	efDisabled
+	efMeanR
+	efMeanG
+	efMeanB
+	efOrder
+	numElemFeatures
+)
+
+// The element feature columns (F = len).
+var elementFeatureNames = []string{
+	"x", "y", "w", "h", "in_frame",
+	"role_button", "role_link", "role_textbox", "role_checkbox", "role_radio", "role_select", "role_label", "role_clickable", "role_other",
+	"text_empty", "text_in_instr", "quote_cover", "exact_quote", "phrase_in_instr", "quote_in_text",
+	"checked", "focused", "has_value", "value_is_quote", "disabled",
+	"mean_r", "mean_g", "mean_b",
+	"order",
+}
+
+// Candidate feature columns; candidateFeatureNames names them in order.
+const (
+	cfQuoted = iota
+	cfSingleWord
+	cfPosition
+	cfNWords
+	cfEqualsElemText
+	cfInElemText
+	cfEqualsElemValue
+	cfAfterTypeVerb
+	cfStopword
+	cfHasDigit
+	numCandFeatures
+)
+
+// The candidate feature columns (Fc = len).
+var candidateFeatureNames = []string{
+	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
+	"after_type_verb", "stopword", "has_digit",
+}
+
+const (
+	roleButton = iota
+	roleLink
+	roleTextbox
+	roleCheckbox
+	roleRadio
+	roleSelect
+	roleLabel
+	roleClickable
+	roleOther
+	numRoles
+)
+
+// roleClass folds ARIA roles (and the actor's tag fallbacks) into the role
+// one-hot.
+func roleClass(role string) int {
+	switch strings.ToLower(role) {
+	case "button", "menuitem", "tab", "switch":
+		return roleButton
+	case "link":
+		return roleLink
+	case "textbox", "searchbox", "spinbutton", "textarea", "input":
+		return roleTextbox
+	case "checkbox":
+		return roleCheckbox
+	case "radio":
+		return roleRadio
+	case "combobox", "listbox", "select":
+		return roleSelect
+	case "label":
+		return roleLabel
+	case "clickable":
+		return roleClickable
+	}
+	return roleOther
+}
+
+// elemState is the element state the featurizer uses when the schema carries
+// it.
+type elemState struct {
+	checked, focused, disabled bool
+	value                      string
+}
+
+// stateOf reads the optional state fields of an Element by name through
+// protoreflect: the current schema has no checked/focused/disabled/value
+// fields, and reading them by name lets the featurizer pick them up as soon
+// as they are added (fields are only ever added) without a weights-breaking
+// change of shapes.
+func stateOf(el *eventspb.Element) elemState {
+	m := el.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	var s elemState
+	boolField := func(name protoreflect.Name) bool {
+		fd := fields.ByName(name)
+		return fd != nil && fd.Kind() == protoreflect.BoolKind && fd.Cardinality() != protoreflect.Repeated && m.Get(fd).Bool()
+	}
+	s.checked = boolField("checked")
+	s.focused = boolField("focused")
+	s.disabled = boolField("disabled")
+	if fd := fields.ByName("value"); fd != nil && fd.Kind() == protoreflect.StringKind && fd.Cardinality() != protoreflect.Repeated {
+		s.value = m.Get(fd).String()
+	}
+	return s
+}
+
+// Featurize turns an observation into the network's inputs. It is pure and
+// deterministic: the actor and the learner get bit-identical features from
+// the same observation. An empty frame gives a zero frame; an undecodable one
+// is an error.
+func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
+	if obs == nil {
+		return nil, fmt.Errorf("unable to featurize: nil observation")
+	}
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	T, Lt, Lc := a.MaxInstrTokens, a.ElemTokens, a.CandTokens
+	F, Fc := len(elementFeatureNames), len(candidateFeatureNames)
+	H, W := a.FrameHeight, a.FrameWidth
+	f := &Features{
+		Frame:          make([]float32, 3*H*W),
+		InstrTokens:    make([]int64, T),
+		InstrWeights:   make([]float32, T),
+		ElemFeats:      make([]float32, E*F),
+		ElemTokens:     make([]int64, E*Lt),
+		ElemTokWeights: make([]float32, E*Lt),
+		ElemWeights:    make([]float32, E),
+		ElemTypeMask:   make([]float32, A*E),
+		CandFeats:      make([]float32, K*Fc),
+		CandTokens:     make([]int64, K*Lc),
+		CandTokWeights: make([]float32, K*Lc),
+		CandMask:       make([]float32, K),
+		TypeMask:       make([]float32, A),
+	}
+
+	// Frame and the pixel scale of boxes.
+	fw, fh := float64(obs.GetWidth()), float64(obs.GetHeight())
+	var scaleX, scaleY float64 = 1, 1
+	img, err := frameImage(obs)
+	if err != nil {
+		return nil, err
+	}
+	if img != nil {
+		resizeFrame(img, H, W, f.Frame)
+		iw, ih := float64(img.Rect.Dx()), float64(img.Rect.Dy())
+		if fw <= 0 || fh <= 0 {
+			fw, fh = iw, ih
+		}
+		scaleX, scaleY = iw/fw, ih/fh
+	}
+	if fw <= 0 || fh <= 0 {
+		// No frame and no size: normalise by the elements' extent.
+		for _, el := range obs.GetElements() {
+			b := el.GetBox()
+			fw = math.Max(fw, float64(b.GetX()+b.GetW()))
+			fh = math.Max(fh, float64(b.GetY()+b.GetH()))
+		}
+		fw, fh = math.Max(fw, 1), math.Max(fh, 1)
+	}
+	f.FrameWidth, f.FrameHeight = float32(fw), float32(fh)
+
+	// Instruction.
+	instr := obs.GetInstruction()
+	iw := lowerWords(instr)
+	fillTokens(iw, a.Vocab, f.InstrTokens, f.InstrWeights)
+	instrSet := make(map[string]bool, len(iw))
+	for _, w := range iw {
+		instrSet[w] = true
+	}
+	quotes := quotedPhrases(instr)
+	quoteWords := make([][]string, 0, len(quotes))
+	for _, q := range quotes {
+		if qw := lowerWords(q); len(qw) > 0 {
+			quoteWords = append(quoteWords, qw)
+		}
+	}
+
+	// Elements: those intersecting the frame first, then the rest, each in
+	// document order.
+	els := pickElements(obs.GetElements(), fw, fh, E)
+	elemWords := make([][]string, len(els))
+	elemValues := make([][]string, len(els))
+	for e, el := range els {
+		st := stateOf(el)
+		ew := lowerWords(el.GetText())
+		elemWords[e] = ew
+		elemValues[e] = lowerWords(st.value)
+		b := el.GetBox()
+		bx, by, bw, bh := float64(b.GetX()), float64(b.GetY()), float64(b.GetW()), float64(b.GetH())
+		row := f.ElemFeats[e*F : (e+1)*F]
+		row[efX], row[efY] = clip01(bx/fw), clip01(by/fh)
+		row[efW], row[efH] = clip01(bw/fw), clip01(bh/fh)
+		row[efInFrame] = bool01(bx < fw && by < fh && bx+bw > 0 && by+bh > 0)
+		rc := roleClass(el.GetRole())
+		row[efRole+rc] = 1
+		row[efTextEmpty] = bool01(len(ew) == 0)
+		if len(ew) > 0 {
+			hit := 0
+			for _, w := range ew {
+				if instrSet[w] {
+					hit++
+				}
+			}
+			row[efTextInInstr] = float32(hit) / float32(len(ew))
+		}
+		ewSet := make(map[string]bool, len(ew))
+		for _, w := range ew {
+			ewSet[w] = true
+		}
+		for _, q := range quoteWords {
+			hit := 0
+			for _, w := range q {
+				if ewSet[w] {
+					hit++
+				}
+			}
+			row[efQuoteCover] = max(row[efQuoteCover], float32(hit)/float32(len(q)))
+			if equalWords(ew, q) {
+				row[efExactQuote] = 1
+			}
+			if containsRun(ew, q) {
+				row[efQuoteInText] = 1
+			}
+			if equalWords(elemValues[e], q) {
+				row[efValueIsQuote] = 1
+			}
+		}
+		row[efPhraseInInstr] = bool01(containsRun(iw, ew))
+		row[efChecked], row[efFocused] = bool01(st.checked), bool01(st.focused)
+		row[efHasValue], row[efDisabled] = bool01(st.value != ""), bool01(st.disabled)
+		if img != nil {
+			c := boxColour(img, bx*scaleX, by*scaleY, bw*scaleX, bh*scaleY)
+			row[efMeanR], row[efMeanG], row[efMeanB] = c[0], c[1], c[2]
+		}
+		row[efOrder] = float32(e) / float32(E)
+		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
+		f.ElemWeights[e] = 1 / float32(len(els))
+		f.BIDs = append(f.BIDs, el.GetBid())
+		f.Centers = append(f.Centers, [2]float32{float32(bx + bw/2), float32(by + bh/2)})
+		for t := range A {
+			if elementEligible(a.TypeAt(t), rc) {
+				f.ElemTypeMask[t*E+e] = 1
+			}
+		}
+	}
+
+	// Text candidates: quoted phrases, then single instruction words.
+	var nQuoted int
+	f.Candidates, nQuoted = candidates(instr, quotes, K)
+	for k, c := range f.Candidates {
+		cw := lowerWords(c)
+		row := f.CandFeats[k*Fc : (k+1)*Fc]
+		isQuote := k < nQuoted
+		row[cfQuoted] = bool01(isQuote)
+		row[cfSingleWord] = bool01(len(cw) == 1 && !isQuote)
+		if i := indexRun(iw, cw); i >= 0 {
+			row[cfPosition] = float32(i) / float32(max(len(iw), 1))
+			if i > 0 && typeVerbs[iw[i-1]] || i > 1 && typeVerbs[iw[i-2]] {
+				row[cfAfterTypeVerb] = 1
+			}
+		}
+		row[cfNWords] = min(float32(len(cw))/4, 1)
+		for e := range els {
+			if equalWords(elemWords[e], cw) {
+				row[cfEqualsElemText] = 1
+			}
+			if containsRun(elemWords[e], cw) {
+				row[cfInElemText] = 1
+			}
+			if equalWords(elemValues[e], cw) {
+				row[cfEqualsElemValue] = 1
+			}
+		}
+		row[cfStopword] = bool01(len(cw) == 1 && stopwords[cw[0]])
+		row[cfHasDigit] = bool01(strings.ContainsAny(c, "0123456789"))
+		fillTokens(cw, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
+		f.CandMask[k] = 1
+	}
+
+	// Type mask: a type is allowed when it has something to act on.
+	for t := range A {
+		typ := a.TypeAt(t)
+		ok := true
+		if UsesElement(typ) {
+			ok = false
+			for e := range els {
+				if f.ElemTypeMask[t*E+e] == 1 {
+					ok = true
+					break
+				}
+			}
+		}
+		if UsesText(typ) && len(f.Candidates) == 0 {
+			ok = false
+		}
+		f.TypeMask[t] = bool01(ok)
+	}
+	return f, nil
+}
+
+// frameImage decodes the observation's frame, or returns nil when it has none.
+func frameImage(obs *eventspb.Observation) (*image.RGBA, error) {
+	if len(obs.GetFrame()) == 0 {
+		return nil, nil
+	}
+	return decodeFrame(obs.GetFrame(), obs.GetFrameFormat())
+}
+
+// elementEligible says which roles an action type may target: FILL only
+// text fields, SELECT_OPTION only selects, the other element types any
+// element.
+func elementEligible(t eventspb.ActionType, role int) bool {
+	switch t {
+	case eventspb.ActionType_ACTION_TYPE_FILL:
+		return role == roleTextbox
+	case eventspb.ActionType_ACTION_TYPE_SELECT_OPTION:
+		return role == roleSelect
+	}
+	return UsesElement(t)
+}
+
+// pickElements keeps at most n elements: those whose box intersects the
+// frame first, then the others, each group in document order.
+func pickElements(all []*eventspb.Element, fw, fh float64, n int) []*eventspb.Element {
+	out := make([]*eventspb.Element, 0, min(n, len(all)))
+	for pass := range 2 {
+		for _, el := range all {
+			if len(out) == n {
+				return out
+			}
+			if el == nil {
+				continue
+			}
+			b := el.GetBox()
+			in := float64(b.GetX()) < fw && float64(b.GetY()) < fh && float64(b.GetX()+b.GetW()) > 0 && float64(b.GetY()+b.GetH()) > 0
+			if in == (pass == 0) {
+				out = append(out, el)
+			}
+		}
+	}
+	return out
+}
+
+// candidates lists the text choices: the quoted phrases in order, then the
+// instruction's words, deduplicated case-insensitively, at most k; nQuoted
+// of them are quoted phrases.
+func candidates(instr string, quotes []string, k int) (out []string, nQuoted int) {
+	seen := map[string]bool{}
+	add := func(s string) {
+		key := strings.ToLower(s)
+		if len(out) < k && !seen[key] {
+			seen[key] = true
+			out = append(out, s)
+		}
+	}
+	for _, q := range quotes {
+		add(q)
+	}
+	nQuoted = len(out)
+	for _, w := range words(instr) {
+		add(w)
+	}
+	return out, nQuoted
+}
+
+func bool01(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func clip01(v float64) float32 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return float32(math.Min(1, math.Max(0, v)))
+}

@@ -1,0 +1,310 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+func elemFeat(t *testing.T, f *Features, e int, name string) float32 {
+	t.Helper()
+	c := slices.Index(elementFeatureNames, name)
+	if c < 0 {
+		t.Fatalf("no element feature %q", name)
+	}
+	return f.ElemFeats[e*len(elementFeatureNames)+c]
+}
+
+func candFeat(t *testing.T, f *Features, k int, name string) float32 {
+	t.Helper()
+	c := slices.Index(candidateFeatureNames, name)
+	if c < 0 {
+		t.Fatalf("no candidate feature %q", name)
+	}
+	return f.CandFeats[k*len(candidateFeatureNames)+c]
+}
+
+func TestFeaturizeMatchesInstructionToElements(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(clickButtonObs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.checkFeatures(f); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.BIDs, []string{"11", "12", "13"}) {
+		t.Fatalf("BIDs = %v", f.BIDs)
+	}
+	// Only the "Yes" button is the quoted target.
+	for e, want := range []float32{0, 1, 0} {
+		if got := elemFeat(t, f, e, "exact_quote"); got != want {
+			t.Errorf("element %d exact_quote = %v, want %v", e, got, want)
+		}
+	}
+	if got := elemFeat(t, f, 2, "text_in_instr"); got != 0 {
+		t.Errorf(`"Maybe later" text_in_instr = %v, want 0`, got)
+	}
+	if got := elemFeat(t, f, 1, "role_button"); got != 1 {
+		t.Errorf("role_button = %v, want 1", got)
+	}
+	// Box normalised by the frame size.
+	if got := elemFeat(t, f, 1, "x"); math.Abs(float64(got)-60.0/160) > 1e-6 {
+		t.Errorf("x = %v, want %v", got, 60.0/160)
+	}
+	// The Yes button sits on the red patch; the others on white.
+	if r, g := elemFeat(t, f, 1, "mean_r"), elemFeat(t, f, 1, "mean_g"); r < 0.49 || g > -0.49 {
+		t.Errorf("Yes button colour r=%v g=%v, want red (0.5, -0.5)", r, g)
+	}
+	if g := elemFeat(t, f, 0, "mean_g"); g < 0.49 {
+		t.Errorf("No button colour g=%v, want white (0.5)", g)
+	}
+	// Frame: a red patch shows in the red channel only.
+	H, W := a.FrameHeight, a.FrameWidth
+	var minG float32 = 1
+	for i := range H * W {
+		minG = min(minG, f.Frame[H*W+i])
+		if f.Frame[i] < 0.49 {
+			t.Fatalf("red channel pixel %d = %v, want 0.5 everywhere", i, f.Frame[i])
+		}
+	}
+	if minG > -0.4 {
+		t.Errorf("green channel min %v: the red patch is missing from the frame", minG)
+	}
+	// Three elements: mean-pooling weights 1/3 on them, none elsewhere.
+	for e, w := range f.ElemWeights {
+		want := float32(0)
+		if e < 3 {
+			want = 1.0 / 3
+		}
+		if w != want {
+			t.Errorf("ElemWeights[%d] = %v, want %v", e, w, want)
+		}
+	}
+	// FILL and SELECT_OPTION have no eligible element: masked.
+	for _, typ := range []eventspb.ActionType{eventspb.ActionType_ACTION_TYPE_FILL, eventspb.ActionType_ACTION_TYPE_SELECT_OPTION} {
+		if f.TypeMask[a.TypeIndex(typ)] != 0 {
+			t.Errorf("%s allowed on a page without a matching element", typ)
+		}
+	}
+	if f.TypeMask[a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK)] != 1 {
+		t.Error("CLICK masked on a page with buttons")
+	}
+}
+
+func TestFeaturizeCandidatesPutQuotedTextFirst(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(typeTextObs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"blue fox", "Type", "blue", "fox", "into", "the", "text", "box", "and", "press", "Submit"}
+	if !slices.Equal(f.Candidates, want) {
+		t.Fatalf("candidates = %q, want %q", f.Candidates, want)
+	}
+	if candFeat(t, f, 0, "quoted") != 1 || candFeat(t, f, 0, "after_type_verb") != 1 {
+		t.Errorf(`"blue fox" should be quoted and follow a typing verb`)
+	}
+	if candFeat(t, f, 10, "equals_elem_text") != 1 {
+		t.Errorf(`"Submit" should match the button's text`)
+	}
+	for k := range a.MaxCandidates {
+		if got, want := f.CandMask[k], bool01(k < len(want)); got != want {
+			t.Errorf("CandMask[%d] = %v, want %v", k, got, want)
+		}
+	}
+	// FILL may only target the text box; CLICK either element.
+	E := a.MaxElements
+	fill, click := a.TypeIndex(eventspb.ActionType_ACTION_TYPE_FILL), a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK)
+	if f.ElemTypeMask[fill*E] != 1 || f.ElemTypeMask[fill*E+1] != 0 {
+		t.Errorf("FILL element mask = %v, want only the text box", f.ElemTypeMask[fill*E:fill*E+2])
+	}
+	if f.ElemTypeMask[click*E] != 1 || f.ElemTypeMask[click*E+1] != 1 {
+		t.Errorf("CLICK element mask = %v, want both", f.ElemTypeMask[click*E:click*E+2])
+	}
+	if f.TypeMask[fill] != 1 {
+		t.Error("FILL masked on a page with a text box")
+	}
+	// No frame: zeros, and boxes still normalised by width/height.
+	for _, v := range f.Frame {
+		if v != 0 {
+			t.Fatal("frame should be zeros without a frame")
+		}
+	}
+}
+
+func TestFeaturizeIsDeterministic(t *testing.T) {
+	a := DefaultArchitecture()
+	obs := clickButtonObs(t)
+	f1, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := a.Featurize(proto.Clone(obs).(*eventspb.Observation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range f1.fields() {
+		if fmt.Sprint(x) != fmt.Sprint(f2.fields()[i]) {
+			t.Fatalf("input %s differs between two featurizations", a.InputSpecs()[i].Name)
+		}
+	}
+	// Token buckets are in [1, vocab) on used slots and 0 (padding) elsewhere.
+	n := len(lowerWords(obs.GetInstruction()))
+	for i, id := range f1.InstrTokens {
+		if (i < n) != (id >= 1 && id < int64(a.Vocab)) {
+			t.Errorf("InstrTokens[%d] = %d with %d words", i, id, n)
+		}
+	}
+}
+
+func TestFeaturizeKeepsElementsInFrameFirst(t *testing.T) {
+	a := smallArch() // 8 elements
+	obs := &eventspb.Observation{Instruction: "click", Width: 100, Height: 100}
+	for i := range 12 {
+		y := float32(10 * i)
+		if i%2 == 0 {
+			y = 500 // below the fold
+		}
+		obs.Elements = append(obs.Elements, &eventspb.Element{Bid: fmt.Sprint(i), Role: "link", Text: "x", Box: box(0, y, 10, 10)})
+	}
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1", "3", "5", "7", "9", "0", "2", "4"} // 11 sits at y=110, below the fold too
+	if !slices.Equal(f.BIDs, want) {
+		t.Fatalf("BIDs = %v, want %v", f.BIDs, want)
+	}
+}
+
+func TestFeaturizeRejectsUndecodableFrame(t *testing.T) {
+	a := DefaultArchitecture()
+	obs := clickButtonObs(t)
+	obs.Frame = obs.Frame[:40]
+	if _, err := a.Featurize(obs); err == nil {
+		t.Fatal("want an error for a truncated PNG")
+	}
+	obs.FrameFormat = "gif"
+	if _, err := a.Featurize(obs); err == nil {
+		t.Fatal("want an error for an unknown format")
+	}
+	if _, err := a.Featurize(nil); err == nil {
+		t.Fatal("want an error for a nil observation")
+	}
+}
+
+func TestQuotedPhrases(t *testing.T) {
+	got := quotedPhrases(`Select "a b", “c” and "" then "d`)
+	if !slices.Equal(got, []string{"a b", "c"}) {
+		t.Fatalf("quotedPhrases = %q", got)
+	}
+}
+
+func TestFeaturizeDecodesJPEG(t *testing.T) {
+	a := DefaultArchitecture()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := range img.Pix {
+		img.Pix[i] = 255
+		if i%4 == 2 { // no blue: yellow
+			img.Pix[i] = 0
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := a.Featurize(&eventspb.Observation{Frame: b.Bytes(), Instruction: "x"}) // no format: sniffed
+	if err != nil {
+		t.Fatal(err)
+	}
+	HW := a.FrameHeight * a.FrameWidth
+	if r, bl := f.Frame[0], f.Frame[2*HW]; r < 0.45 || bl > -0.45 {
+		t.Fatalf("yellow frame decoded as r=%v b=%v", r, bl)
+	}
+	if f.FrameWidth != 64 || f.FrameHeight != 48 {
+		t.Fatalf("frame size %vx%v, want the decoded 64x48", f.FrameWidth, f.FrameHeight)
+	}
+}
+
+func FuzzFeaturize(f *testing.F) {
+	a := smallArch()
+	// A small seed: the fuzzer minimises new inputs, which is slow on
+	// frames of kilobytes; frame decoding has its own tests.
+	seed, err := proto.Marshal(typeTextObs())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var obs eventspb.Observation
+		if proto.Unmarshal(b, &obs) != nil {
+			return
+		}
+		feats, err := a.Featurize(&obs)
+		if err != nil {
+			return
+		}
+		if err := a.checkFeatures(feats); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range feats.ElemFeats {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite element feature from %v", &obs)
+			}
+		}
+	})
+}
+
+func TestFeaturizeSurvivesHostileBoxes(t *testing.T) {
+	a := DefaultArchitecture()
+	obs := clickButtonObs(t)
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	obs.Elements = append(obs.Elements,
+		&eventspb.Element{Bid: "n", Box: box(nan, nan, nan, nan)},
+		&eventspb.Element{Bid: "i", Box: box(-inf, 0, inf, 1e30)},
+		&eventspb.Element{Bid: "z"}, // no box at all
+	)
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range f.ElemFeats {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatal("non-finite element feature")
+		}
+	}
+}
+
+// TestFeatureColumnsMatchTheirNames keeps the column constants and the
+// names published in the architecture JSON in step.
+func TestFeatureColumnsMatchTheirNames(t *testing.T) {
+	if len(elementFeatureNames) != numElemFeatures || len(candidateFeatureNames) != numCandFeatures {
+		t.Fatalf("%d element names for %d columns, %d candidate names for %d columns",
+			len(elementFeatureNames), numElemFeatures, len(candidateFeatureNames), numCandFeatures)
+	}
+	for col, name := range map[int]string{
+		efX: "x", efInFrame: "in_frame", efRole + roleButton: "role_button", efRole + roleOther: "role_other",
+		efTextEmpty: "text_empty", efExactQuote: "exact_quote", efQuoteInText: "quote_in_text", efChecked: "checked",
+		efDisabled: "disabled", efMeanR: "mean_r", efOrder: "order",
+	} {
+		if elementFeatureNames[col] != name {
+			t.Errorf("element column %d is named %q, want %q", col, elementFeatureNames[col], name)
+		}
+	}
+	for col, name := range map[int]string{cfQuoted: "quoted", cfAfterTypeVerb: "after_type_verb", cfHasDigit: "has_digit"} {
+		if candidateFeatureNames[col] != name {
+			t.Errorf("candidate column %d is named %q, want %q", col, candidateFeatureNames[col], name)
+		}
+	}
+}

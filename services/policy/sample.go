@@ -1,0 +1,326 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// PressKey is the key a PRESS action sends (to the chosen element).
+const PressKey = "Enter"
+
+// maskedBelow marks a logit as masked: the additive mask puts masked
+// entries near -1e9, and no trained logit gets anywhere close.
+const maskedBelow = -1e8
+
+// ErrNotRepresentable means a recorded action cannot be expressed with the
+// policy's heads for its observation (a bid not among the kept elements, a
+// free text that is not a candidate, a type the architecture lacks, or a
+// choice the masks forbid). The learner skips such actions for policy-
+// gradient terms.
+var ErrNotRepresentable = errors.New("action not representable by the policy")
+
+// Choice is an action as head indices: Type indexes the type head; Element
+// (-1 when unused) the element head's row for that type; Candidate (-1 when
+// unused) the text head's row Arch.TextRow(type, Element).
+type Choice struct {
+	Type      int
+	Element   int
+	Candidate int
+}
+
+// Decision is a sampled action with its log-prob and value.
+type Decision struct {
+	Choice
+	// Action has type, bid, text, text_token, key, x/y, delta_y, raw,
+	// log_prob and value set; the caller adds the envelope, policy name and
+	// version, and latency.
+	Action  *eventspb.Action
+	LogProb float64
+	Value   float64
+}
+
+// logSoftmax returns the log-probabilities of logits, in float64.
+func logSoftmax(logits []float32) []float64 {
+	m := math.Inf(-1)
+	for _, x := range logits {
+		m = math.Max(m, float64(x))
+	}
+	var s float64
+	for _, x := range logits {
+		s += math.Exp(float64(x) - m)
+	}
+	lse := m + math.Log(s)
+	out := make([]float64, len(logits))
+	for i, x := range logits {
+		out[i] = float64(x) - lse
+	}
+	return out
+}
+
+// pick samples an index from the log-probs, or takes the argmax when greedy
+// (ties: the lowest index). Masked entries are never picked.
+func pick(logits []float32, rng *rand.Rand, greedy bool) (int, error) {
+	best := -1
+	for i, x := range logits {
+		if x > maskedBelow && (best < 0 || x > logits[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1, errors.New("every choice is masked")
+	}
+	if greedy || rng == nil {
+		return best, nil
+	}
+	lp := logSoftmax(logits)
+	u := rng.Float64()
+	var c float64
+	last := best
+	for i, l := range lp {
+		if logits[i] <= maskedBelow {
+			continue
+		}
+		c += math.Exp(l)
+		last = i
+		if u < c {
+			return i, nil
+		}
+	}
+	return last, nil // rounding left u above the total
+}
+
+// elemRow returns the element logits for type index t.
+func (a *Architecture) elemRow(out *Output, t int) []float32 {
+	E := a.MaxElements
+	return out.ElemLogits[t*E : (t+1)*E]
+}
+
+// candRow returns the text logits of row row (see TextRow).
+func (a *Architecture) candRow(out *Output, row int) []float32 {
+	K := a.MaxCandidates
+	return out.CandLogits[row*K : (row+1)*K]
+}
+
+// Sample draws an action from the outputs (greedy, or a nil rng: the argmax
+// of each head),
+// type first, then the element if the type uses one, then the text
+// candidate if the type uses text, conditioned on the element through the
+// text head's row.
+func (a *Architecture) Sample(f *Features, out *Output, rng *rand.Rand, greedy bool) (*Decision, error) {
+	if err := a.checkOutput(out); err != nil {
+		return nil, err
+	}
+	c := Choice{Element: -1, Candidate: -1}
+	var err error
+	if c.Type, err = pick(out.TypeLogits, rng, greedy); err != nil {
+		return nil, fmt.Errorf("unable to sample the action type: %w", err)
+	}
+	typ := a.TypeAt(c.Type)
+	if UsesElement(typ) {
+		if c.Element, err = pick(a.elemRow(out, c.Type), rng, greedy); err != nil {
+			return nil, fmt.Errorf("unable to sample the element: %w", err)
+		}
+	}
+	if UsesText(typ) {
+		if c.Candidate, err = pick(a.candRow(out, a.TextRow(typ, c.Element)), rng, greedy); err != nil {
+			return nil, fmt.Errorf("unable to sample the text: %w", err)
+		}
+	}
+	lp, err := a.LogProb(out, c)
+	if err != nil {
+		return nil, err
+	}
+	act, err := a.ActionOf(f, c)
+	if err != nil {
+		return nil, err
+	}
+	act.LogProb = lp
+	act.Value = float64(out.Value)
+	return &Decision{Choice: c, Action: act, LogProb: lp, Value: float64(out.Value)}, nil
+}
+
+// LogProb is the joint log-probability of a choice (see doc.go):
+//
+//	log π(type) + [type uses element]·log π(element | type)
+//	            + [type uses text]·log π(candidate | row(type, element))
+//
+// each a log-softmax over the masked logits of its head. Choosing a masked
+// entry is ErrNotRepresentable.
+func (a *Architecture) LogProb(out *Output, c Choice) (float64, error) {
+	if err := a.checkOutput(out); err != nil {
+		return 0, err
+	}
+	if c.Type < 0 || c.Type >= a.NumTypes() || out.TypeLogits[c.Type] <= maskedBelow {
+		return 0, fmt.Errorf("%w: type %d is out of range or masked", ErrNotRepresentable, c.Type)
+	}
+	lp := logSoftmax(out.TypeLogits)[c.Type]
+	typ := a.TypeAt(c.Type)
+	if UsesElement(typ) {
+		row := a.elemRow(out, c.Type)
+		if c.Element < 0 || c.Element >= len(row) || row[c.Element] <= maskedBelow {
+			return 0, fmt.Errorf("%w: element %d is out of range or masked for %s", ErrNotRepresentable, c.Element, typ)
+		}
+		lp += logSoftmax(row)[c.Element]
+	}
+	if UsesText(typ) {
+		row := a.candRow(out, a.TextRow(typ, c.Element))
+		if c.Candidate < 0 || c.Candidate >= len(row) || row[c.Candidate] <= maskedBelow {
+			return 0, fmt.Errorf("%w: candidate %d is out of range or masked", ErrNotRepresentable, c.Candidate)
+		}
+		lp += logSoftmax(row)[c.Candidate]
+	}
+	return lp, nil
+}
+
+func (a *Architecture) checkOutput(out *Output) error {
+	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	if out == nil || len(out.TypeLogits) != A || len(out.ElemLogits) != A*E || len(out.CandLogits) != (E+1)*K {
+		return errors.New("unable to use outputs: shapes do not match the architecture")
+	}
+	return nil
+}
+
+// ActionOf builds the action fields of a choice on the featurized
+// observation: CLICK bid; FILL and SELECT_OPTION bid + text + text_token;
+// PRESS bid + key Enter; SCROLL bid + x/y at the element's centre +
+// delta_y half a frame down; SEND_MSG_TO_USER text + text_token.
+func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error) {
+	typ := a.TypeAt(c.Type)
+	if typ == eventspb.ActionType_ACTION_TYPE_UNSPECIFIED {
+		return nil, fmt.Errorf("%w: type index %d", ErrNotRepresentable, c.Type)
+	}
+	act := &eventspb.Action{Type: typ}
+	q := strconv.Quote
+	if UsesElement(typ) {
+		if c.Element < 0 || c.Element >= len(f.BIDs) {
+			return nil, fmt.Errorf("%w: element %d of %d", ErrNotRepresentable, c.Element, len(f.BIDs))
+		}
+		act.Bid = f.BIDs[c.Element]
+	}
+	if UsesText(typ) {
+		if c.Candidate < 0 || c.Candidate >= len(f.Candidates) {
+			return nil, fmt.Errorf("%w: candidate %d of %d", ErrNotRepresentable, c.Candidate, len(f.Candidates))
+		}
+		act.Text = f.Candidates[c.Candidate]
+		k := uint32(c.Candidate)
+		act.TextToken = &k
+	}
+	switch typ {
+	case eventspb.ActionType_ACTION_TYPE_NOOP:
+		act.Raw = "noop()"
+	case eventspb.ActionType_ACTION_TYPE_CLICK:
+		act.Raw = "click(" + q(act.Bid) + ")"
+	case eventspb.ActionType_ACTION_TYPE_FILL:
+		act.Raw = "fill(" + q(act.Bid) + ", " + q(act.Text) + ")"
+	case eventspb.ActionType_ACTION_TYPE_SELECT_OPTION:
+		act.Raw = "select_option(" + q(act.Bid) + ", " + q(act.Text) + ")"
+	case eventspb.ActionType_ACTION_TYPE_SCROLL:
+		if c.Element >= len(f.Centers) {
+			return nil, fmt.Errorf("%w: element %d has no box", ErrNotRepresentable, c.Element)
+		}
+		act.X, act.Y = f.Centers[c.Element][0], f.Centers[c.Element][1]
+		act.DeltaY = f.FrameHeight / 2
+		act.Raw = "scroll(0, " + strconv.FormatFloat(float64(act.DeltaY), 'f', -1, 32) + ")"
+	case eventspb.ActionType_ACTION_TYPE_PRESS:
+		act.Key = PressKey
+		act.Raw = "press(" + q(act.Bid) + ", " + q(act.Key) + ")"
+	case eventspb.ActionType_ACTION_TYPE_GO_BACK:
+		act.Raw = "go_back()"
+	case eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
+		act.Raw = "send_msg_to_user(" + q(act.Text) + ")"
+	}
+	return act, nil
+}
+
+// ChoiceOf maps a recorded action back to head indices on the featurized
+// observation it was chosen from: the type by its ActionType, the element by
+// bid, the candidate by text_token when it still names the same text, else
+// by text. A demonstration's action gets the same treatment, so behaviour
+// cloning and the PPO ratio use one definition.
+func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, error) {
+	c := Choice{Type: a.TypeIndex(act.GetType()), Element: -1, Candidate: -1}
+	if c.Type < 0 {
+		return c, fmt.Errorf("%w: type %s is not in the architecture", ErrNotRepresentable, act.GetType())
+	}
+	typ := act.GetType()
+	if UsesElement(typ) {
+		for e, bid := range f.BIDs {
+			if bid == act.GetBid() {
+				c.Element = e
+				break
+			}
+		}
+		if c.Element < 0 {
+			return c, fmt.Errorf("%w: bid %q is not among the %d kept elements", ErrNotRepresentable, act.GetBid(), len(f.BIDs))
+		}
+	}
+	if UsesText(typ) {
+		if act.TextToken != nil && int(act.GetTextToken()) < len(f.Candidates) && f.Candidates[act.GetTextToken()] == act.GetText() {
+			c.Candidate = int(act.GetTextToken())
+		} else {
+			c.Candidate = slices.Index(f.Candidates, act.GetText())
+			if c.Candidate < 0 {
+				c.Candidate = slices.IndexFunc(f.Candidates, func(s string) bool { return strings.EqualFold(s, act.GetText()) })
+			}
+		}
+		if c.Candidate < 0 {
+			return c, fmt.Errorf("%w: text %q is not a candidate", ErrNotRepresentable, act.GetText())
+		}
+	}
+	return c, nil
+}
+
+// Entropy is the exact entropy of the joint action distribution the
+// outputs define (the learner's entropy bonus uses the same definition):
+//
+//	H = H(type) + Σ_t π(t)·( [t uses element]·H(element | t)
+//	    + [t uses text]·( [t uses element]·Σ_e π(e | t)·H(text | row e)
+//	                      + [t uses no element]·H(text | row E) ) )
+func (a *Architecture) Entropy(out *Output) (float64, error) {
+	if err := a.checkOutput(out); err != nil {
+		return 0, err
+	}
+	lpT := logSoftmax(out.TypeLogits)
+	h := entropyOf(lpT)
+	candH := func(row int) float64 { return entropyOf(logSoftmax(a.candRow(out, row))) }
+	for t, l := range lpT {
+		pt := math.Exp(l)
+		if pt == 0 {
+			continue
+		}
+		typ := a.TypeAt(t)
+		switch {
+		case UsesElement(typ):
+			lpE := logSoftmax(a.elemRow(out, t))
+			h += pt * entropyOf(lpE)
+			if UsesText(typ) {
+				for e, le := range lpE {
+					if pe := math.Exp(le); pe > 0 {
+						h += pt * pe * candH(e)
+					}
+				}
+			}
+		case UsesText(typ):
+			h += pt * candH(a.MaxElements)
+		}
+	}
+	return h, nil
+}
+
+// entropyOf returns -Σ p·log p of log-probabilities (0·log 0 = 0).
+func entropyOf(lp []float64) float64 {
+	var h float64
+	for _, l := range lp {
+		if p := math.Exp(l); p > 0 {
+			h -= p * l
+		}
+	}
+	return h
+}

@@ -1,0 +1,171 @@
+package policy
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// handOutput builds outputs for a: type logits as given (others masked),
+// element and candidate logits zero except masked where the features mask.
+func handOutput(a *Architecture, f *Features, typeLogits map[eventspb.ActionType]float32) *Output {
+	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	o := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K), Value: 0.25}
+	for t := range A {
+		o.TypeLogits[t] = -1e9
+		if l, ok := typeLogits[a.TypeAt(t)]; ok && f.TypeMask[t] == 1 {
+			o.TypeLogits[t] = l
+		}
+		for e := range E {
+			o.ElemLogits[t*E+e] = (f.ElemTypeMask[t*E+e] - 1) * 1e9
+		}
+	}
+	for r := range E + 1 {
+		for k := range K {
+			o.CandLogits[r*K+k] = (f.CandMask[k] - 1) * 1e9
+		}
+	}
+	return o
+}
+
+func TestSampleBuildsActionsAndRecomputesLogProb(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(typeTextObs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := handOutput(&a, f, map[eventspb.ActionType]float32{
+		eventspb.ActionType_ACTION_TYPE_FILL: 2, eventspb.ActionType_ACTION_TYPE_CLICK: 1, eventspb.ActionType_ACTION_TYPE_NOOP: 0,
+	})
+	// Make "blue fox" the text box's favourite candidate.
+	K := a.MaxCandidates
+	o.CandLogits[0*K+0] = 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := map[string]int{}
+	const n = 4000
+	for range n {
+		d, err := a.Sample(f, o, rng, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[d.Action.GetRaw()]++
+		// The recorded action maps back to the same choice and log-prob.
+		c, err := a.ChoiceOf(f, d.Action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c != d.Choice {
+			t.Fatalf("ChoiceOf(%s) = %+v, want %+v", d.Action.GetRaw(), c, d.Choice)
+		}
+		lp, err := a.LogProb(o, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lp != d.LogProb || d.Action.GetLogProb() != lp || d.Action.GetValue() != 0.25 {
+			t.Fatalf("log-prob %v, decision %v, action %v", lp, d.LogProb, d.Action.GetLogProb())
+		}
+	}
+	// FILL only ever targets the text box (a1); p(FILL)·p("blue fox"|a1).
+	pType := softmax([]float64{2, 1, 0})
+	nCand := float64(len(f.Candidates))
+	pBlue := math.Exp(3) / (math.Exp(3) + nCand - 1)
+	want := map[string]float64{
+		`fill("a1", "blue fox")`: pType[0] * pBlue,
+		`click("a1")`:            pType[1] / 2,
+		`click("a2")`:            pType[1] / 2,
+		`noop()`:                 pType[2],
+	}
+	total := 0
+	for raw, p := range want {
+		got := float64(counts[raw]) / n
+		total += counts[raw]
+		// 5 standard deviations of a binomial proportion: a wrong
+		// distribution fails, a right one practically never does.
+		if sd := math.Sqrt(p * (1 - p) / n); math.Abs(got-p) > 5*sd+1e-3 {
+			t.Errorf("%s: frequency %.3f, want %.3f", raw, got, p)
+		}
+	}
+	for raw, c := range counts {
+		if _, ok := want[raw]; !ok && raw[:4] != "fill" {
+			t.Errorf("unexpected action %s (%d times)", raw, c)
+		}
+	}
+
+	// Greedy takes the argmax of each head.
+	d, err := a.Sample(f, o, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action.GetRaw() != `fill("a1", "blue fox")` || d.Action.GetTextToken() != 0 {
+		t.Fatalf("greedy action %s (token %d)", d.Action.GetRaw(), d.Action.GetTextToken())
+	}
+	wantLP := math.Log(pType[0]) + 0 + math.Log(pBlue) // one eligible element: log 1
+	if math.Abs(d.LogProb-wantLP) > 1e-9 {
+		t.Fatalf("greedy log-prob %v, want %v", d.LogProb, wantLP)
+	}
+}
+
+func TestChoiceOfRejectsUnrepresentableActions(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(typeTextObs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, act := range []*eventspb.Action{
+		{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "zz"},
+		{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "a1", Text: "not in the instruction"},
+		{Type: eventspb.ActionType_ACTION_TYPE_GOTO, Url: "http://127.0.0.1/"},
+	} {
+		if _, err := a.ChoiceOf(f, act); !errors.Is(err, ErrNotRepresentable) {
+			t.Errorf("%v: err = %v, want ErrNotRepresentable", act, err)
+		}
+	}
+	// A demonstration's fill without text_token still maps (by text, any case).
+	c, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "a1", Text: "Blue Fox"})
+	if err != nil || c.Candidate != 0 || c.Element != 0 {
+		t.Fatalf("ChoiceOf demo fill = %+v, %v", c, err)
+	}
+	// A masked choice has no log-prob.
+	o := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_NOOP: 0})
+	if _, err := a.LogProb(o, Choice{Type: a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK), Element: 0, Candidate: -1}); !errors.Is(err, ErrNotRepresentable) {
+		t.Fatalf("masked type: err = %v", err)
+	}
+}
+
+func TestEntropyOfUniformChoices(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(clickButtonObs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only CLICK allowed, three equal buttons: H = log 3.
+	o := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_CLICK: 0})
+	h, err := a.Entropy(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(h-math.Log(3)) > 1e-9 {
+		t.Fatalf("entropy %v, want log 3 = %v", h, math.Log(3))
+	}
+	// NOOP and CLICK equally likely: H = log 2 + ½·log 3.
+	o = handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_CLICK: 0, eventspb.ActionType_ACTION_TYPE_NOOP: 0})
+	if h, _ = a.Entropy(o); math.Abs(h-(math.Log(2)+math.Log(3)/2)) > 1e-9 {
+		t.Fatalf("entropy %v, want %v", h, math.Log(2)+math.Log(3)/2)
+	}
+}
+
+func softmax(xs []float64) []float64 {
+	var s float64
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Exp(x)
+		s += out[i]
+	}
+	for i := range out {
+		out[i] /= s
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package policy
+
+import (
+	"hash/fnv"
+	"strings"
+	"unicode"
+)
+
+// words splits s into runs of letters and digits, keeping their case.
+func words(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// lowerWords is words(s) lowercased: the form every lexical comparison uses.
+func lowerWords(s string) []string {
+	ws := words(s)
+	for i, w := range ws {
+		ws[i] = strings.ToLower(w)
+	}
+	return ws
+}
+
+// hashWord maps a lowercased word to its vocabulary bucket: 1 + FNV-1a-32
+// mod (vocab-1). Bucket 0 is padding.
+func hashWord(w string, vocab int) int64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(w)) // hash.Hash.Write never fails
+	return 1 + int64(h.Sum32()%uint32(vocab-1))
+}
+
+// fillTokens writes the hashed buckets of the first len(ids) words into ids
+// and their mean-pooling weights (1/n on the n used slots, 0 elsewhere) into
+// weights, so a weighted sum of embeddings is their mean.
+func fillTokens(ws []string, vocab int, ids []int64, weights []float32) {
+	n := min(len(ws), len(ids))
+	for i := range n {
+		ids[i] = hashWord(ws[i], vocab)
+		weights[i] = 1 / float32(n)
+	}
+}
+
+// quotedPhrases returns the texts between double quotes (ASCII or curly) in
+// order, as written; empty phrases are skipped.
+func quotedPhrases(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case !in && (r == '"' || r == '“'):
+			in = true
+			cur.Reset()
+		case in && (r == '"' || r == '”'):
+			in = false
+			if p := strings.TrimSpace(cur.String()); p != "" {
+				out = append(out, p)
+			}
+		case in:
+			cur.WriteRune(r)
+		}
+	}
+	return out
+}
+
+// containsRun reports whether needle occurs as a contiguous run of hay.
+func containsRun(hay, needle []string) bool {
+	if len(needle) == 0 || len(needle) > len(hay) {
+		return false
+	}
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		ok := true
+		for j, w := range needle {
+			if hay[i+j] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// indexRun returns the first index of needle as a run of hay, or -1.
+func indexRun(hay, needle []string) int {
+	if len(needle) == 0 {
+		return -1
+	}
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		ok := true
+		for j, w := range needle {
+			if hay[i+j] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// stopwords are frequent instruction words that are never the text to type.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "to": true, "on": true, "in": true,
+	"into": true, "of": true, "for": true, "with": true, "then": true, "click": true, "select": true,
+	"type": true, "enter": true, "press": true, "button": true, "link": true, "field": true, "box": true,
+	"text": true, "submit": true, "is": true, "it": true, "from": true, "as": true, "that": true,
+}
+
+// typeVerbs precede the text to type ("type X", "enter X").
+var typeVerbs = map[string]bool{"type": true, "enter": true, "write": true, "fill": true, "input": true, "search": true, "answer": true}

@@ -1,0 +1,122 @@
+package env
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// act executes one action on the page.
+func (e *Env) act(ctx context.Context, a Action) error {
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	switch a.Type {
+	case Click:
+		var pt struct{ X, Y float64 }
+		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`)`, &pt); err != nil {
+			return err
+		}
+		return e.click(ctx, pt.X, pt.Y)
+	case Fill:
+		if err := e.eval(ctx, `window.__wob.prepareFill(`+js(a.BID)+`, `+js(a.Text == "")+`)`, nil); err != nil {
+			return err
+		}
+		if a.Text == "" {
+			return nil
+		}
+		_, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: a.Text})
+		return err
+	case SelectOption:
+		return e.eval(ctx, `window.__wob.select(`+js(a.BID)+`, `+js(a.Options)+`)`, nil)
+	case Scroll:
+		x, y := float64(e.viewport.W)/2, float64(e.viewport.H)/2
+		_, err := chromedp.Call(ctx, mouseWheel, wheelParams{Type: input.DispatchMouseEventTypeMouseWheel, X: x, Y: y, DeltaX: a.DX, DeltaY: a.DY})
+		return err
+	case Press:
+		combo, err := parseKeyCombo(a.Key)
+		if err != nil {
+			return err
+		}
+		if a.BID != "" {
+			if err := e.eval(ctx, `window.__wob.focus(`+js(a.BID)+`)`, nil); err != nil {
+				return err
+			}
+		}
+		for _, ev := range combo.events() {
+			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Goto:
+		var cur string
+		_ = e.eval(ctx, `location.href`, &cur)
+		base, err := url.Parse(cur)
+		if err != nil || cur == "" {
+			base = e.base
+		}
+		u, err := base.Parse(a.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("goto: bad url %q (want http or https)", clip(a.URL, 80))
+		}
+		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: u.String()})
+		if err != nil {
+			return err
+		}
+		if res.ErrorText != "" {
+			return fmt.Errorf("goto %s: %s", u, res.ErrorText)
+		}
+		return nil
+	case GoBack:
+		h, err := chromedp.Call(ctx, page.GetNavigationHistory, cdp.Empty{})
+		if err != nil {
+			return err
+		}
+		if h.CurrentIndex <= 0 || int(h.CurrentIndex) >= len(h.Entries) {
+			return errors.New("go_back: no previous page")
+		}
+		_, err = chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
+		return err
+	case Noop:
+		return sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
+	case SendMsg:
+		e.messages = append(e.messages, a.Text)
+		return e.eval(ctx, `(window.core && typeof core.userMessage === 'function') ? (core.userMessage(`+js(a.Text)+`), true) : false`, nil)
+	}
+	return fmt.Errorf("unknown action type %q", a.Type)
+}
+
+// wheelParams is Input.dispatchMouseEvent's parameters for a wheel event:
+// the protocol wants deltaX and deltaY present, and cdproto's type drops a
+// zero delta (omitzero).
+type wheelParams struct {
+	Type   input.DispatchMouseEventType `json:"type"`
+	X      float64                      `json:"x"`
+	Y      float64                      `json:"y"`
+	DeltaX float64                      `json:"deltaX"`
+	DeltaY float64                      `json:"deltaY"`
+}
+
+var mouseWheel = cdp.Command[wheelParams, cdp.Empty]{Method: input.CommandDispatchMouseEvent}
+
+// click presses and releases the left button at (x, y), after moving there.
+func (e *Env) click(ctx context.Context, x, y float64) error {
+	steps := []input.DispatchMouseEventParams{
+		{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y},
+		{Type: input.DispatchMouseEventTypeMousePressed, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1},
+		{Type: input.DispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1},
+	}
+	for _, s := range steps {
+		if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, s); err != nil {
+			return fmt.Errorf("unable to click at (%.0f, %.0f): %w", x, y, err)
+		}
+	}
+	return nil
+}

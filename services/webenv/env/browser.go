@@ -1,0 +1,117 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/chromedp/chromedp"
+)
+
+// DefaultChromium is Debian's Chromium binary (never /usr/bin/chromium,
+// which is a wrapper script).
+const DefaultChromium = "/usr/lib/chromium/chromium"
+
+// BrowserOption configures LaunchBrowser.
+type BrowserOption func(*browserConfig)
+
+type browserConfig struct {
+	execPath string
+	extra    []chromedp.ExecAllocatorOption
+}
+
+// WithExecPath sets the Chromium binary (default DefaultChromium).
+func WithExecPath(p string) BrowserOption { return func(c *browserConfig) { c.execPath = p } }
+
+// WithBrowserFlag adds a command-line flag (default: only the launcher's
+// flags).
+func WithBrowserFlag(name string, value any) BrowserOption {
+	return func(c *browserConfig) { c.extra = append(c.extra, chromedp.Flag(name, value)) }
+}
+
+// Browser is one headless Chromium process with a fresh user-data dir that
+// Close removes. Tabs (one per Env) share the process.
+type Browser struct {
+	ctx     context.Context // the browser's root chromedp context
+	cancel  context.CancelFunc
+	alloc   context.CancelFunc
+	dataDir string
+	once    sync.Once
+}
+
+// LaunchBrowser starts headless Chromium. ctx bounds the launch only; the
+// browser lives until Close.
+func LaunchBrowser(ctx context.Context, opts ...BrowserOption) (*Browser, error) {
+	cfg := browserConfig{execPath: DefaultChromium}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	dir, err := os.MkdirTemp("", "asyncwebrl-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("unable to create a user-data dir: %w", err)
+	}
+	flags := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(cfg.execPath),
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-frame-rate-limit", true),
+		chromedp.Flag("disable-gpu-vsync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		// Several tabs run episodes at once: none may be throttled as a
+		// background tab.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		// go_back must load the page again (a bfcache restore fires no load
+		// event and keeps stale page state); no translate bar either.
+		chromedp.Flag("disable-features", "BackForwardCache,Translate,MediaRouter"),
+		chromedp.Flag("disable-popup-blocking", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+	}
+	flags = append(flags, cfg.extra...)
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), flags...)
+	bctx, bcancel := chromedp.NewContext(allocCtx)
+	b := &Browser{ctx: bctx, cancel: bcancel, alloc: allocCancel, dataDir: dir}
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }() // starts the browser, bound to bctx (no timeout)
+	select {
+	case err := <-started:
+		if err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("unable to start chromium %s: %w", cfg.execPath, err)
+		}
+	case <-ctx.Done():
+		_ = b.Close()
+		return nil, fmt.Errorf("unable to start chromium: %w", ctx.Err())
+	}
+	return b, nil
+}
+
+// Close stops the browser and removes its user-data dir.
+func (b *Browser) Close() error {
+	var err error
+	b.once.Do(func() {
+		b.cancel()
+		b.alloc() // waits for the process to exit
+		if rerr := os.RemoveAll(b.dataDir); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("unable to remove %s: %w", b.dataDir, rerr))
+		}
+	})
+	return err
+}

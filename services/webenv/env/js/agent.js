@@ -1,0 +1,345 @@
+// The env's helper, installed in every document of the tab before the page's
+// own scripts (Page.addScriptToEvaluateOnNewDocument). It counts DOM
+// mutations and requests in flight (for the settler), assigns bids, lists the
+// interactive elements, and prepares the element-level actions. It works on
+// any page: ours, third-party MiniWoB pages, or anything else.
+(function () {
+  if (window.__wob) return;
+  var S = (window.__wob = { mut: 0, last: performance.now(), inflight: 0, nextBid: 0 });
+
+  // --- activity tracking for the settler --------------------------------------
+  var mo = new MutationObserver(function (list) {
+    S.mut += list.length;
+    S.last = performance.now();
+  });
+  mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+
+  var origFetch = window.fetch;
+  if (origFetch) {
+    window.fetch = function () {
+      S.inflight++;
+      var settled = false;
+      function done() {
+        if (!settled) {
+          settled = true;
+          S.inflight--;
+          S.last = performance.now();
+        }
+      }
+      var p;
+      try {
+        p = origFetch.apply(this, arguments);
+      } catch (e) {
+        done();
+        throw e;
+      }
+      p.then(done, done);
+      return p;
+    };
+  }
+  var origSend = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function () {
+    S.inflight++;
+    var settled = false;
+    this.addEventListener('loadend', function () {
+      if (!settled) {
+        settled = true;
+        S.inflight--;
+        S.last = performance.now();
+      }
+    });
+    return origSend.apply(this, arguments);
+  };
+
+  // A navigation that the page started (a link, a form) marks the document
+  // as leaving: the settler must wait for the next document, not settle on
+  // this one while the request is in flight. Listeners on window run after
+  // the page's own, so a prevented default is no navigation.
+  S.nav = 0;
+  function markNav() { S.nav = performance.now(); }
+  window.addEventListener('beforeunload', markNav);
+  window.addEventListener('submit', function (e) { if (!e.defaultPrevented) markNav(); });
+  window.addEventListener('click', function (e) {
+    if (e.defaultPrevented || e.button !== 0 || !e.target || !e.target.closest) return;
+    var a = e.target.closest('a[href]');
+    if (!a || (a.target && a.target !== '_self')) return;
+    var u;
+    try { u = new URL(a.getAttribute('href'), location.href); } catch (err) { return; }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return;
+    if (u.hash && u.href.split('#')[0] === location.href.split('#')[0]) return;
+    markNav();
+  });
+
+  S.settleState = function () {
+    var core = window.core;
+    return {
+      ready: document.readyState,
+      inflight: S.inflight,
+      // A navigation that did not happen in 10s was cancelled.
+      leaving: S.nav > 0 && performance.now() - S.nav < 10000,
+      since: performance.now() - S.last,
+      pending: core && typeof core.pending === 'number' ? core.pending : 0
+    };
+  };
+
+  // waitSettled resolves once the page looks settled (see settle.go), or at
+  // the timeout: one round trip instead of polling over the protocol.
+  S.waitSettled = function (quietMs, hints, timeoutMs) {
+    return new Promise(function (resolve) {
+      var t0 = performance.now();
+      (function check() {
+        var st = S.settleState();
+        var ok = st.ready === 'complete' && st.inflight <= 0 && !st.leaving && st.since >= quietMs &&
+          (!hints || st.pending <= 0);
+        if (ok || performance.now() - t0 >= timeoutMs) resolve({ ok: ok });
+        else setTimeout(check, 5);
+      })();
+    });
+  };
+
+  // --- elements -----------------------------------------------------------------
+  var TEXTY = { text: 1, email: 1, password: 1, search: 1, tel: 1, url: 1, number: 1, '': 1 };
+
+  function isTextField(el) {
+    if (el.tagName === 'TEXTAREA') return true;
+    if (el.tagName === 'INPUT') return !!TEXTY[(el.getAttribute('type') || '').toLowerCase()];
+    return el.isContentEditable;
+  }
+
+  function roleOf(el) {
+    var r = el.getAttribute('role');
+    if (r) return r;
+    var tag = el.tagName;
+    if (tag === 'A') return 'link';
+    if (tag === 'BUTTON' || tag === 'SUMMARY') return 'button';
+    if (tag === 'SELECT') return el.multiple ? 'listbox' : 'combobox';
+    if (tag === 'TEXTAREA') return 'textbox';
+    if (tag === 'LABEL') return 'label';
+    if (tag === 'INPUT') {
+      var t = (el.getAttribute('type') || 'text').toLowerCase();
+      if (t === 'checkbox' || t === 'radio') return t;
+      if (t === 'submit' || t === 'button' || t === 'reset' || t === 'image') return 'button';
+      if (t === 'range') return 'slider';
+      return 'textbox';
+    }
+    if (el.isContentEditable) return 'textbox';
+    return 'clickable';
+  }
+
+  function clean(s) {
+    s = (s || '').replace(/\s+/g, ' ').trim();
+    return s.length > 120 ? s.slice(0, 120) : s;
+  }
+
+  function labelText(el) {
+    if (el.labels && el.labels.length) return clean(el.labels[0].innerText);
+    return '';
+  }
+
+  function textOf(el) {
+    var tag = el.tagName;
+    if (tag === 'INPUT') {
+      var t = (el.getAttribute('type') || 'text').toLowerCase();
+      if (t === 'submit' || t === 'button' || t === 'reset') return clean(el.value);
+      return clean(el.getAttribute('aria-label') || labelText(el) || el.getAttribute('placeholder') || '');
+    }
+    if (tag === 'TEXTAREA') return clean(el.getAttribute('aria-label') || labelText(el) || el.getAttribute('placeholder') || '');
+    if (tag === 'SELECT') return clean(el.getAttribute('aria-label') || labelText(el));
+    return clean(el.innerText || el.getAttribute('aria-label') || el.getAttribute('title') || '');
+  }
+
+  function candidate(el) {
+    var tag = el.tagName;
+    if (tag === 'A') return el.hasAttribute('href');
+    if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'SUMMARY' || tag === 'LABEL') return true;
+    if (tag === 'INPUT') return (el.getAttribute('type') || '').toLowerCase() !== 'hidden';
+    if (el.hasAttribute('role') || el.hasAttribute('onclick') || el.hasAttribute('tabindex') || el.isContentEditable) return true;
+    if (el.id === 'sync-task-cover') return true;
+    // Clickable by style only (third-party pages): the outermost pointer
+    // element, not its children that inherit the cursor.
+    var cur = getComputedStyle(el).cursor;
+    if (cur !== 'pointer') return false;
+    var p = el.parentElement;
+    return !p || getComputedStyle(p).cursor !== 'pointer';
+  }
+
+  function visible(el, r) {
+    if (r.width <= 0 || r.height <= 0) return false;
+    var cs = getComputedStyle(el);
+    return cs.visibility !== 'hidden' && cs.display !== 'none' && Number(cs.opacity) !== 0;
+  }
+
+  function bidOf(el) {
+    var b = el.getAttribute('bid');
+    if (!b) {
+      b = String(++S.nextBid);
+      el.setAttribute('bid', b);
+    }
+    return b;
+  }
+
+  S.elements = function () {
+    var out = [];
+    if (!document.body) return out;
+    var all = document.body.getElementsByTagName('*');
+    var vw = window.innerWidth, vh = window.innerHeight;
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (!candidate(el)) continue;
+      var r = el.getBoundingClientRect();
+      if (!visible(el, r)) continue;
+      var e = {
+        bid: bidOf(el),
+        role: roleOf(el),
+        text: textOf(el),
+        box: { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) },
+        inViewport: r.right > 0 && r.bottom > 0 && r.left < vw && r.top < vh,
+        focused: document.activeElement === el,
+        disabled: !!el.disabled
+      };
+      if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
+      if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
+      if (el.tagName === 'SELECT') {
+        e.options = [];
+        for (var j = 0; j < el.options.length; j++) e.options.push(clean(el.options[j].textContent));
+        var so = el.options[el.selectedIndex];
+        e.text = clean(e.text + (so ? ' ' + so.textContent : ''));
+      }
+      out.push(e);
+    }
+    return out;
+  };
+
+  // fingerprint summarises the page state that an action can change, for the
+  // no-op click penalty.
+  S.fingerprint = function () {
+    var vals = [];
+    var fs = document.querySelectorAll('input,select,textarea');
+    for (var i = 0; i < fs.length; i++) vals.push(fs[i].type === 'checkbox' || fs[i].type === 'radio' ? fs[i].checked : fs[i].value);
+    var a = document.activeElement;
+    var info = window.WOB_REWARD_INFO;
+    return [S.mut, location.href, window.scrollX, window.scrollY, a ? a.getAttribute('bid') || a.tagName : '',
+      info && info.version, vals.join('\u0001')].join('\u0002');
+  };
+
+  function find(bid) {
+    var el = document.querySelector('[bid="' + String(bid).replace(/["\\]/g, '\\$&') + '"]');
+    if (!el) throw new Error('no element with bid "' + bid + '"');
+    return el;
+  }
+
+  // query assigns bids and returns the bid of the first visible element
+  // matching a CSS selector (for the oracle), or "".
+  S.query = function (css) {
+    var els = document.querySelectorAll(css);
+    for (var i = 0; i < els.length; i++) {
+      var r = els[i].getBoundingClientRect();
+      if (visible(els[i], r)) return bidOf(els[i]);
+    }
+    return '';
+  };
+
+  // point scrolls an element into view and returns the point to click.
+  S.point = function (bid) {
+    var el = find(bid);
+    if (el.tagName === 'OPTION') throw new Error('bid "' + bid + '" is an option: use select_option on its select');
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    var rs = el.getClientRects();
+    var r = rs.length ? rs[0] : el.getBoundingClientRect();
+    if (!visible(el, r)) throw new Error('element "' + bid + '" is not visible');
+    var x = Math.min(Math.max(r.left + r.width / 2, 0), window.innerWidth - 1);
+    var y = Math.min(Math.max(r.top + r.height / 2, 0), window.innerHeight - 1);
+    return { x: x, y: y };
+  };
+
+  // prepareFill focuses a text field and selects its content, so that the
+  // inserted text replaces it.
+  S.prepareFill = function (bid, empty) {
+    var el = find(bid);
+    if (!isTextField(el)) throw new Error('element "' + bid + '" is not a text field (it is ' + roleOf(el) + ')');
+    if (el.disabled || el.readOnly) throw new Error('element "' + bid + '" is not editable');
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    el.focus();
+    if (el.isContentEditable) {
+      var range = document.createRange();
+      range.selectNodeContents(el);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      if (empty) {
+        el.textContent = '';
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+    } else {
+      el.select();
+      if (empty) {
+        el.value = '';
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      }
+    }
+    return true;
+  };
+
+  S.select = function (bid, wanted) {
+    var el = find(bid);
+    if (el.tagName !== 'SELECT') throw new Error('element "' + bid + '" is not a select (it is ' + roleOf(el) + ')');
+    if (el.disabled) throw new Error('element "' + bid + '" is disabled');
+    if (!el.multiple && wanted.length > 1) throw new Error('element "' + bid + '" takes one option');
+    var picked = [];
+    for (var w = 0; w < wanted.length; w++) {
+      var want = wanted[w], hit = null;
+      for (var i = 0; i < el.options.length && !hit; i++) {
+        var o = el.options[i];
+        if (o.value === want || clean(o.textContent) === want) hit = o;
+      }
+      for (var k = 0; k < el.options.length && !hit; k++) {
+        if (clean(el.options[k].textContent).toLowerCase() === String(want).toLowerCase()) hit = el.options[k];
+      }
+      if (!hit) throw new Error('select "' + bid + '" has no option "' + want + '"');
+      picked.push(hit);
+    }
+    el.focus();
+    for (var j = 0; j < el.options.length; j++) el.options[j].selected = picked.indexOf(el.options[j]) >= 0;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return true;
+  };
+
+  S.focus = function (bid) {
+    var el = find(bid);
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    el.focus();
+    return true;
+  };
+
+  S.status = function () {
+    var W = window;
+    var hasCore = typeof W.core === 'object' && W.core !== null;
+    var utter = '';
+    try {
+      if (hasCore && typeof W.core.getUtterance === 'function') {
+        var u = W.core.getUtterance();
+        utter = typeof u === 'string' ? u : u && u.utterance ? String(u.utterance) : '';
+      } else {
+        var q = document.getElementById('query');
+        utter = q ? q.textContent.replace(/\s+/g, ' ').trim() : '';
+      }
+    } catch (e) {}
+    return {
+      hasCore: hasCore,
+      done: !!W.WOB_DONE_GLOBAL,
+      reward: Number(W.WOB_REWARD_GLOBAL) || 0,
+      raw: Number(W.WOB_RAW_REWARD_GLOBAL) || 0,
+      reason: W.WOB_REWARD_REASON == null ? '' : String(W.WOB_REWARD_REASON),
+      episodeId: Number(W.WOB_EPISODE_ID) || 0,
+      ready: W.WOB_TASK_READY === undefined ? true : !!W.WOB_TASK_READY,
+      info: W.WOB_REWARD_INFO && typeof W.WOB_REWARD_INFO === 'object' ? W.WOB_REWARD_INFO : null,
+      utterance: utter,
+      viewport: (function () {
+        var m = document.querySelector('meta[name="wob-viewport"]');
+        return m ? m.getAttribute('content') : '';
+      })()
+    };
+  };
+})();

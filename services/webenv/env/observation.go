@@ -1,0 +1,87 @@
+package env
+
+import (
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// TaskRef names a task: a family, a site and a seed. Third-party pages use
+// the family "thirdparty/<name>" and the site "default" (or "").
+type TaskRef struct {
+	Family string `json:"family"`
+	Site   string `json:"site"`
+	Seed   int64  `json:"seed"`
+}
+
+// Box is an element's border box in viewport CSS pixels.
+type Box struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+	W int `json:"w"`
+	H int `json:"h"`
+}
+
+// Element is one interactive element of the page.
+type Element struct {
+	BID        string   `json:"bid"`
+	Role       string   `json:"role"`
+	Text       string   `json:"text"`
+	Box        Box      `json:"box"`
+	InViewport bool     `json:"inViewport"`
+	Focused    bool     `json:"focused,omitempty"`
+	Disabled   bool     `json:"disabled,omitempty"`
+	Value      string   `json:"value,omitempty"`
+	Checked    bool     `json:"checked,omitempty"`
+	Options    []string `json:"options,omitempty"`
+}
+
+// Observation is what the agent sees after Reset or Step.
+type Observation struct {
+	// Screenshot is a PNG of the viewport (nil when screenshots are off).
+	Screenshot  []byte      `json:"-"`
+	Viewport    webenv.Size `json:"viewport"`
+	URL         string      `json:"url"`
+	Instruction string      `json:"instruction"`
+	Elements    []Element   `json:"elements"`
+	// Stable is the settler's verdict on this frame; SettleWait its wait.
+	Stable     bool          `json:"stable"`
+	SettleWait time.Duration `json:"settle_wait"`
+	// Score is the settler's stability score in [0, 1] (Settled.Score).
+	Score float64 `json:"score"`
+}
+
+// Info is the step's side information.
+type Info struct {
+	// Error is set when the action was malformed or impossible; the episode
+	// goes on.
+	Error string `json:"error,omitempty"`
+	// Action is the action as executed, in string form.
+	Action string `json:"action,omitempty"`
+	// Raw and Reason are the page's WOB_RAW_REWARD_GLOBAL and
+	// WOB_REWARD_REASON.
+	Raw    float64 `json:"raw"`
+	Reason string  `json:"reason,omitempty"`
+	// Success: the episode ended with every fact met (raw > 0 for pages
+	// without a rubric).
+	Success bool `json:"success"`
+	// Partial is the rubric's partial credit; Facts the facts (webenv pages).
+	Partial float64             `json:"partial"`
+	Facts   []webenv.FactResult `json:"facts,omitempty"`
+	// Shaping is the breakdown of the shaping terms added to the reward.
+	Shaping webenv.ShapingTerms `json:"shaping"`
+	// Episode is the server's episode id (webenv pages).
+	Episode string `json:"episode,omitempty"`
+	// Messages are the messages sent to the user in this episode.
+	Messages []string `json:"messages,omitempty"`
+	// ActTime is the time the action took, without settling.
+	ActTime time.Duration `json:"act_time"`
+}
+
+// StepResult is Step's result.
+type StepResult struct {
+	Obs    *Observation `json:"obs"`
+	Reward float64      `json:"reward"`
+	Done   bool         `json:"done"`
+	Info   Info         `json:"info"`
+}

@@ -1,0 +1,128 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// StepString parses a BrowserGym action string and steps; a malformed string
+// is reported in Info.Error and the episode goes on.
+func (e *Env) StepString(ctx context.Context, s string) (*StepResult, error) {
+	a, err := ParseAction(s)
+	if err != nil {
+		return e.rejected(ctx, s, err)
+	}
+	return e.Step(ctx, a)
+}
+
+// rejected answers an action that was not executed: the current page, no
+// reward, the reason in Info.Error.
+func (e *Env) rejected(ctx context.Context, action string, why error) (*StepResult, error) {
+	if !e.active {
+		return nil, errors.New("unable to step: no episode (call Reset first)")
+	}
+	c, cancel := e.bind(ctx)
+	defer cancel()
+	obs, st, err := e.observe(c, Settled{Stable: true})
+	if err != nil {
+		return nil, err
+	}
+	if !st.HasCore && e.lastScore != nil {
+		st.Info = e.lastScore
+	}
+	r := &StepResult{Obs: obs, Done: e.done}
+	r.Info = e.info(st)
+	r.Info.Error, r.Info.Action = why.Error(), action
+	return r, nil
+}
+
+// Step acts, waits for the page to settle and observes.
+func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
+	if !e.active {
+		return nil, errors.New("unable to step: no episode (call Reset first)")
+	}
+	if e.done {
+		return e.rejected(ctx, a.String(), errors.New("the episode is done: call Reset"))
+	}
+	c, cancel := e.bind(ctx)
+	defer cancel()
+	// The no-op click penalty needs the page's state before and after; skip
+	// the two round trips when the term is off.
+	trackNoop := a.Type == Click && e.cfg.shaping.NoOpClick != 0
+	var before string
+	if trackNoop {
+		_ = e.eval(c, `window.__wob.fingerprint()`, &before)
+	}
+	t0 := time.Now()
+	ac, acancel := context.WithTimeout(c, e.cfg.actionTimeout)
+	actErr := e.act(ac, a)
+	acancel()
+	actTime := time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("unable to step: %w", err)
+	}
+	settled, err := e.cfg.settler.Settle(c, tabPage{e})
+	if err != nil {
+		return nil, fmt.Errorf("unable to settle after %s: %w", a, err)
+	}
+	obs, st, err := e.observe(c, settled)
+	if err != nil {
+		return nil, err
+	}
+	changed := true
+	if trackNoop {
+		var after string
+		_ = e.eval(c, `window.__wob.fingerprint()`, &after)
+		changed = actErr == nil && before != after
+	}
+	if !st.HasCore && e.lastScore != nil {
+		// Off the task's pages (an unknown page, an error page): the
+		// episode's state did not change.
+		st.Info = e.lastScore
+	}
+	info := e.info(st)
+	info.Action, info.ActTime = a.String(), actTime
+	if actErr != nil {
+		info.Error = actErr.Error()
+	}
+	groups := webenv.GroupsMet(info.Facts)
+	prevPartial := 0.0
+	if e.lastScore != nil {
+		prevPartial = e.lastScore.Partial
+	}
+	info.Shaping = e.cfg.shaping.Terms(webenv.StepFacts{
+		PrevPartial: prevPartial, Partial: info.Partial,
+		PrevGroups: e.lastGroups, Groups: groups,
+		Click: a.Type == Click, Changed: changed,
+		Repeated: a.String() == e.lastAction,
+	})
+	reward := info.Shaping.Total()
+	if st.Done && info.Success {
+		reward++
+	}
+	e.lastAction, e.lastGroups = a.String(), groups
+	if st.Info != nil {
+		e.lastScore = st.Info
+	}
+	e.done = st.Done
+	return &StepResult{Obs: obs, Reward: reward, Done: st.Done, Info: info}, nil
+}
+
+// info builds the step info from the page status.
+func (e *Env) info(st pageStatus) Info {
+	info := Info{Raw: st.Raw, Reason: st.Reason, Messages: append([]string(nil), e.messages...)}
+	if s := st.Info; s != nil {
+		info.Partial, info.Facts, info.Episode = s.Partial, s.Facts, s.Episode
+		info.Success = st.Done && s.Success
+	} else {
+		info.Success = st.Done && st.Raw > 0
+		if info.Success {
+			info.Partial = 1
+		}
+	}
+	return info
+}

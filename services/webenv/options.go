@@ -1,0 +1,64 @@
+package webenv
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	addr          string
+	split         Split
+	profile       Profile
+	latencySeed   uint64
+	thirdPartyDir string
+	log           *slog.Logger
+	maxEpisodes   int
+	episodeTTL    time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		addr:        "127.0.0.1:0",
+		split:       SplitTrain,
+		profile:     Profile{Name: "none", Server: NoDelay{}},
+		latencySeed: uint64(time.Now().UnixNano()),
+		log:         slog.Default(),
+		maxEpisodes: 10000,
+		episodeTTL:  30 * time.Minute,
+	}
+}
+
+// WithAddr sets the listen address (default "127.0.0.1:0", a free port; the
+// binary uses 127.0.0.1:18080).
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// WithSplit sets the sites served (default SplitTrain: test sites get a 404,
+// so a training run never sees them).
+func WithSplit(s Split) Option { return func(c *config) { c.split = s } }
+
+// WithProfile sets the latency profile (default "none": no delay, no
+// client-side loading). See ParseProfile.
+func WithProfile(p Profile) Option { return func(c *config) { c.profile = p } }
+
+// WithLatencySeed seeds the server's delay sampler (default: the start time,
+// so runs differ; tests fix it).
+func WithLatencySeed(seed uint64) Option { return func(c *config) { c.latencySeed = seed } }
+
+// WithThirdPartyDir mounts a directory of MiniWoB-style pages under
+// /thirdparty/ (default none). Each top-level *.html file is a family
+// "thirdparty/<name>" with the single site "default".
+func WithThirdPartyDir(dir string) Option { return func(c *config) { c.thirdPartyDir = dir } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithMaxEpisodes bounds the episodes kept in memory (default 10000, about
+// 10 KB each at most); the oldest are dropped first.
+func WithMaxEpisodes(n int) Option { return func(c *config) { c.maxEpisodes = n } }
+
+// WithEpisodeTTL sets how long an episode is kept after its creation
+// (default 30 minutes).
+func WithEpisodeTTL(d time.Duration) Option { return func(c *config) { c.episodeTTL = d } }
