@@ -3,6 +3,14 @@ SHELL := /bin/bash
 RUN_DIR ?= $(CURDIR)/.run
 export ASYNCWEBRL_RUN_DIR := $(RUN_DIR)
 export ASYNCWEBRL_ONNXRUNTIME_LIB ?= $(RUN_DIR)/lib/libonnxruntime.so.1
+# Loopback ports of the local services (infra/lib.sh reads the same names);
+# override them to run a second stack beside the first.
+export KAFKA_PORT ?= 19092
+export KAFKA_CONTROLLER_PORT ?= 19093
+export CLICKHOUSE_TCP_PORT ?= 19000
+export CLICKHOUSE_HTTP_PORT ?= 18123
+export ASYNCWEBRL_BROKERS ?= 127.0.0.1:$(KAFKA_PORT)
+export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
 # Packages whose code is concurrent run their unit tests under the race
 # detector too (the integration tests ran once above).

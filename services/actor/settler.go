@@ -41,8 +41,8 @@ import (
 // identical frames, 0 for a mean change of 1% or more, and 0 when the DOM
 // never went quiet long enough to compare frames.
 type Visual struct {
-	Quiet    time.Duration // default 80ms
-	Interval time.Duration // default 40ms
+	Quiet    time.Duration // default 50ms
+	Interval time.Duration // default 25ms
 	MaxDiff  float64       // default 1e-6 (a thirtieth of one changed pixel in 160x210)
 	Timeout  time.Duration // default 5s
 	Poll     time.Duration // default 20ms
@@ -90,10 +90,10 @@ func (st *settleState) since() time.Duration {
 
 func (v Visual) withDefaults() Visual {
 	if v.Quiet <= 0 {
-		v.Quiet = 80 * time.Millisecond
+		v.Quiet = 50 * time.Millisecond
 	}
 	if v.Interval <= 0 {
-		v.Interval = 40 * time.Millisecond
+		v.Interval = 25 * time.Millisecond
 	}
 	if v.MaxDiff <= 0 {
 		v.MaxDiff = 1e-6
