@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -53,42 +54,88 @@ func validateEnums(m protoreflect.Message, path string) error {
 type enumError struct{ path, msg string }
 
 func walkEnums(m protoreflect.Message) *enumError {
-	var err *enumError
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	for _, fd := range enumPaths(m.Descriptor()) {
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		switch {
 		case fd.IsMap():
-			if !needsWalk(fd.MapValue()) {
-				return true
-			}
+			var err *enumError
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 				if err = walkValue(fd.MapValue(), mv); err != nil {
 					err.path = fmt.Sprintf("%s[%v]%s", fd.Name(), k.Interface(), err.path)
 				}
 				return err == nil
 			})
-		case !needsWalk(fd):
-			return true
+			if err != nil {
+				return err
+			}
 		case fd.IsList():
 			l := v.List()
-			for i := 0; i < l.Len() && err == nil; i++ {
-				if err = walkValue(fd, l.Get(i)); err != nil {
+			for i := 0; i < l.Len(); i++ {
+				if err := walkValue(fd, l.Get(i)); err != nil {
 					err.path = fmt.Sprintf("%s[%d]%s", fd.Name(), i, err.path)
+					return err
 				}
 			}
 		default:
-			if err = walkValue(fd, v); err != nil {
+			if err := walkValue(fd, v); err != nil {
 				err.path = string(fd.Name()) + err.path
+				return err
 			}
 		}
-		return err == nil
-	})
-	return err
+	}
+	return nil
 }
 
-func needsWalk(fd protoreflect.FieldDescriptor) bool {
-	switch fd.Kind() {
-	case protoreflect.EnumKind, protoreflect.MessageKind, protoreflect.GroupKind:
-		return true
+// enumPathCache maps a message's full name to its fields that can hold an
+// enum value somewhere below them; the others are never looked at.
+var enumPathCache sync.Map
+
+func enumPaths(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if v, ok := enumPathCache.Load(md.FullName()); ok {
+		return v.([]protoreflect.FieldDescriptor)
+	}
+	var out []protoreflect.FieldDescriptor
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd2 := fd.MapValue()
+			if fd2.Kind() == protoreflect.EnumKind || (isMessage(fd2) && hasEnums(fd2.Message(), map[protoreflect.FullName]bool{})) {
+				out = append(out, fd)
+			}
+			continue
+		}
+		if fd.Kind() == protoreflect.EnumKind || (isMessage(fd) && hasEnums(fd.Message(), map[protoreflect.FullName]bool{})) {
+			out = append(out, fd)
+		}
+	}
+	enumPathCache.Store(md.FullName(), out)
+	return out
+}
+
+func isMessage(fd protoreflect.FieldDescriptor) bool {
+	return fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind
+}
+
+// hasEnums reports whether md holds an enum field at any depth. seen guards
+// against recursive messages (none today, but the walk must terminate).
+func hasEnums(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Kind() == protoreflect.EnumKind || (isMessage(fd) && hasEnums(fd.Message(), seen)) {
+			return true
+		}
 	}
 	return false
 }
