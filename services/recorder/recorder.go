@@ -210,7 +210,10 @@ func (r *Recorder) Stop(ctx context.Context) error {
 	}
 	r.flushCancel()
 	<-r.lagDone
-	r.cl.Close() // leaves the group: its partitions move on at once
+	// Leaves the group so its partitions move on at once. The poll loop has
+	// ended, possibly right after a poll that blocked rebalances; a plain
+	// Close would wait forever for AllowRebalance in LeaveGroup.
+	r.cl.CloseAllowingRebalance()
 	if r.conn != nil {
 		err = errors.Join(err, r.conn.Close())
 	}
