@@ -48,7 +48,7 @@ func Apply(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Change, error) {
 		return nil, err
 	}
 	var changes []Change
-	var created []string
+	var created, grown []string
 	for _, s := range c.Specs {
 		name := c.Name(s.Name)
 		cur, ok := have[name]
@@ -81,6 +81,7 @@ func Apply(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Change, error) {
 			if err != nil {
 				return changes, fmt.Errorf("unable to add partitions to %s: %w", name, err)
 			}
+			grown = append(grown, name)
 			changes = append(changes, Change{name, "add-partitions", fmt.Sprintf("%d -> %d", cur.partitions, s.Partitions)})
 		}
 		var alters []kadm.AlterConfig
@@ -105,29 +106,34 @@ func Apply(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Change, error) {
 			}
 		}
 	}
-	if err := waitVisible(ctx, cl, adm, c, created); err != nil {
+	if err := waitVisible(ctx, cl, adm, c, append(created, grown...)); err != nil {
 		return changes, err
 	}
 	return changes, nil
 }
 
-// waitVisible returns once every created topic is in the cluster's metadata.
-// CreateTopics returns when the controller has committed the topic; brokers
-// learn of it a moment later, and a consumer or Check started in between
-// would see it missing.
-func waitVisible(ctx context.Context, cl *kgo.Client, adm *kadm.Client, c *Catalog, created []string) error {
-	for len(created) > 0 {
+// waitVisible returns once every named topic is in the cluster's metadata
+// with the catalog's partition count. CreateTopics and CreatePartitions
+// return when the controller has committed the change; brokers learn of it
+// a moment later, and a consumer or Check started in between would see the
+// old state.
+func waitVisible(ctx context.Context, cl *kgo.Client, adm *kadm.Client, c *Catalog, names []string) error {
+	want := map[string]int32{}
+	for _, s := range c.Specs {
+		want[c.Name(s.Name)] = s.Partitions
+	}
+	for len(names) > 0 {
 		have, err := describe(ctx, cl, adm, c)
 		if err != nil {
 			return err
 		}
-		created = slices.DeleteFunc(created, func(n string) bool { _, ok := have[n]; return ok })
-		if len(created) == 0 {
+		names = slices.DeleteFunc(names, func(n string) bool { st, ok := have[n]; return ok && st.partitions >= want[n] })
+		if len(names) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("unable to see created topics %v in metadata: %w", created, ctx.Err())
+			return fmt.Errorf("unable to see topics %v with their partitions in metadata: %w", names, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -91,10 +91,9 @@ func applyTwiceThenDrift(t *testing.T, seeds []string, prefix string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drifts, err = Check(ctx, cl, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A config change reaches the broker's view through the metadata log
+	// a moment after the alter returns: wait (bounded) until it shows.
+	drifts = eventuallyDrifts(t, ctx, cl, cat, func(d []Drift) bool { return len(d) > 0 })
 	if len(drifts) != 1 || drifts[0].Topic != obs || drifts[0].What != "retention.ms" || drifts[0].Have != "60000" {
 		t.Fatalf("drifts = %v, want obs retention.ms 60000", drifts)
 	}
@@ -124,8 +123,25 @@ func applyTwiceThenDrift(t *testing.T, seeds []string, prefix string) {
 	if len(changes) != multi+1 { // partition increases + the retention repair
 		t.Fatalf("repair apply: %d changes, want %d: %v", len(changes), multi+1, changes)
 	}
-	if drifts, err = Check(ctx, cl, bigger); err != nil || len(drifts) != 0 {
-		t.Fatalf("after repair: drifts %v err %v", drifts, err)
+	if drifts = eventuallyDrifts(t, ctx, cl, bigger, func(d []Drift) bool { return len(d) == 0 }); len(drifts) != 0 {
+		t.Fatalf("after repair: drifts %v", drifts)
+	}
+}
+
+// eventuallyDrifts runs Check until done accepts its result or ctx ends, and
+// returns the last result. It waits for the cluster to converge; it asserts
+// nothing about how fast.
+func eventuallyDrifts(t *testing.T, ctx context.Context, cl *kgo.Client, c *Catalog, done func([]Drift) bool) []Drift {
+	t.Helper()
+	for {
+		drifts, err := Check(ctx, cl, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(drifts) || ctx.Err() != nil {
+			return drifts
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

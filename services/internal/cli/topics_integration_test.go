@@ -69,7 +69,11 @@ func TestIntegrationTopicsCommand(t *testing.T) {
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: kadm.StringPtr("delete")}}, prefix+"weights"); err != nil {
 		t.Fatal(err)
 	}
-	out, code = run("topics", "check")
+	// The change reaches the broker's view a moment after the alter
+	// returns: run check until it reports drift (bounded by ctx).
+	for out, code = run("topics", "check"); code == 0 && ctx.Err() == nil; out, code = run("topics", "check") {
+		time.Sleep(100 * time.Millisecond)
+	}
 	if code != 1 || !strings.Contains(out, "drift: "+prefix+"weights: cleanup.policy is delete, want compact") {
 		t.Fatalf("check after drift: exit %d\n%s", code, out)
 	}
