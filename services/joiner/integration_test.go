@@ -85,6 +85,21 @@ func (m *member) lines(t *testing.T, s string) []string {
 	return out
 }
 
+// waitLogs waits until every member's log contains s; it fails the test
+// with what when ctx ends first.
+func waitLogs(ctx context.Context, t *testing.T, s, what string, ms ...*member) {
+	t.Helper()
+	for _, m := range ms {
+		for !m.logContains(t, s) {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s %s: %v", m.name, what, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
 func (m *member) logContains(t *testing.T, s string) bool {
 	t.Helper()
 	b, err := os.ReadFile(m.log)
@@ -134,8 +149,12 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 		m2, m3  *member
 		stage   int
 		stageCh = make(chan int, 3)
-		// scaledUp holds the load back until the two new members work:
-		// the scaling is then real, whatever the machine's speed.
+		// scaledUp holds the load back until the two new members own
+		// partitions: the scaling is then real, whatever the machine's
+		// speed. It must not wait for them to commit: with the load
+		// held, m1 may already have joined everything sent, and a member
+		// with nothing to consume never commits (the load would wait for
+		// the members and the members for the load).
 		scaledUp = make(chan struct{})
 	)
 	load := loadtest.DefaultConfig(200000)
@@ -180,16 +199,13 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 			m2 = startMember(t, bin, dir, "m2", seeds, prefix)
 			m3 = startMember(t, bin, dir, "m3", seeds, prefix)
 			mu.Unlock()
-			for !m2.logContains(t, "transact session successful") || !m3.logContains(t, "transact session successful") {
-				select {
-				case <-ctx.Done():
-					t.Fatalf("m2 and m3 never committed a transaction: %v", ctx.Err())
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+			waitLogs(ctx, t, "partitions assigned", "were never assigned partitions", m2, m3)
 			close(scaledUp)
 			t.Logf("m2 and m3 are joining")
 		case 2: // one member dies mid-work
+			// The load runs again: the new members have records to
+			// join, so they commit; m2 dies only after it has worked.
+			waitLogs(ctx, t, "transact session successful", "never committed a transaction", m2, m3)
 			if err := m2.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -293,11 +295,18 @@ func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, 
 		}
 		machines[p] = m
 	}
-	records := 0
+	var records atomic.Int64
+	// The read waits for every transaction below the changelog's end to
+	// be resolved, for as long as the broker takes (a dead owner's one
+	// until its transaction timeout); say so instead of going silent.
+	stopWarn := warnWhile(s.log, restoreWarnEvery, "join state restore still waiting for the changelog's end (an open transaction on it must commit or abort first)",
+		func() []any {
+			return []any{"partitions", ps, "changelog_records", records.Load(), "waited", time.Since(t0).Round(time.Second)}
+		})
 	err := ReadCommitted(ctx, func(opts ...kgo.Opt) (*kgo.Client, error) {
 		return s.factory.NewClient("joiner-restore", opts...)
 	}, s.changelog, ps, func(r *kgo.Record) error {
-		records++
+		records.Add(1)
 		v := r.Value
 		if len(v) == 0 {
 			v = nil
@@ -307,6 +316,7 @@ func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, 
 		}
 		return nil
 	})
+	stopWarn()
 	if err != nil {
 		return nil, err
 	}
@@ -318,8 +328,33 @@ func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, 
 	}
 	s.metrics.restores.Add(float64(len(ps)))
 	s.metrics.restored.Add(float64(pending))
-	s.log.Info("join state restored", "partitions", ps, "changelog_records", records, "open_episodes", episodes, "pending_events", pending, "took", time.Since(t0).Round(time.Millisecond))
+	s.log.Info("join state restored", "partitions", ps, "changelog_records", records.Load(), "open_episodes", episodes, "pending_events", pending, "took", time.Since(t0).Round(time.Millisecond))
 	return machines, nil
+}
+
+// restoreWarnEvery is how often a restore that has not reached the
+// changelog's end says so.
+const restoreWarnEvery = 10 * time.Second
+
+// warnWhile logs msg with the attributes attrs returns every interval until
+// stop is called: a wait with no bound of its own stays visible.
+func warnWhile(log *slog.Logger, every time.Duration, msg string, attrs func() []any) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				log.Warn(msg, attrs()...)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // invalidate forgets the state of machines after an abort; it is restored
