@@ -4,14 +4,20 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 )
 
-// chanHandler hands every log record to a channel.
+// chanHandler hands log records to a channel, dropping them when it is
+// full: a blocking handler would stall the warner inside log.Warn, where it
+// can never see stop.
 type chanHandler struct{ ch chan slog.Record }
 
 func (h chanHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h chanHandler) Handle(_ context.Context, r slog.Record) error {
-	h.ch <- r
+	select {
+	case h.ch <- r:
+	default:
+	}
 	return nil
 }
 func (h chanHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
@@ -21,7 +27,7 @@ func (h chanHandler) WithGroup(string) slog.Handler      { return h }
 // the changelog's end) says what it waits for until it ends, then stops.
 func TestWarnWhileReportsTheWait(t *testing.T) {
 	h := chanHandler{ch: make(chan slog.Record, 1000)}
-	stop := warnWhile(slog.New(h), 1, "still waiting", func() []any { return []any{"partitions", []int32{4, 5}} })
+	stop := warnWhile(slog.New(h), time.Millisecond, "still waiting", func() []any { return []any{"partitions", []int32{4, 5}} })
 	r := <-h.ch // blocks until the first warning: a silent wait hangs here
 	stop()
 	if r.Level != slog.LevelWarn || r.Message != "still waiting" {
