@@ -37,6 +37,11 @@ func newEventID(now time.Time) string {
 	copy(u[:6], ms[2:])
 	u[6] = u[6]&0x0f | 0x70 // version 7
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	return FormatUUID(u)
+}
+
+// FormatUUID writes u in the canonical 8-4-4-4-12 hex form.
+func FormatUUID(u [16]byte) string {
 	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
 	s[8] = '-'

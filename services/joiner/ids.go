@@ -2,8 +2,9 @@ package joiner
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 )
 
 // deterministicID returns a UUID-shaped id derived from parts (version 8,
@@ -21,17 +22,7 @@ func deterministicID(fingerprint string, parts ...string) string {
 	copy(u[:], h.Sum(nil))
 	u[6] = u[6]&0x0f | 0x80 // version 8
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:36], u[10:16])
-	return string(s[:])
+	return eventspb.FormatUUID(u)
 }
 
 func transitionID(fp, episode string, step uint32) string {
