@@ -47,7 +47,6 @@ type Service struct {
 	pubCancel context.CancelFunc
 	execWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
-	startedAt time.Time
 	stopOnce  sync.Once
 	stopErr   error
 }
@@ -144,7 +143,11 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	}
 	s.tasks = newTaskSource(s.tasksCl, gen, s.opts.taskGrace, s.log)
 
-	if s.pool, err = newPool(ctx, s.opts.browsers, s.opts.browserOpts, s.log, func() {
+	bopts := s.opts.browserOpts
+	if !s.opts.unpaced {
+		bopts = append([]env.BrowserOption{env.WithBrowserFlag("disable-frame-rate-limit", false), env.WithBrowserFlag("disable-gpu-vsync", false)}, bopts...)
+	}
+	if s.pool, err = newPool(ctx, s.opts.browsers, bopts, s.log, func() {
 		s.c.restarts.Add(1)
 		s.m.restarts.Inc()
 	}); err != nil {
@@ -168,7 +171,6 @@ func (s *Service) Start(ctx context.Context) (err error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.startedAt = time.Now()
 	s.goBG(func() { s.tasks.run(runCtx, func() { s.m.badInputs.WithLabelValues("tasks").Inc() }) })
 	s.goBG(func() { ww.follow(runCtx, s.server, ww.haveAny) })
 	s.goBG(func() { s.publishTelemetry(runCtx) })

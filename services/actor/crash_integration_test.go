@@ -110,6 +110,11 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	if left := deadDirs(list); left != "" {
 		t.Fatalf("chromium processes outlived the actor: %s", left)
 	}
+	for _, d := range list {
+		if _, err := os.Stat(d); err == nil {
+			t.Fatalf("user-data dir %s outlived its browser", d)
+		}
+	}
 	t.Logf("%d crash-aborted episodes; stats %+v", crashed, st)
 }
 

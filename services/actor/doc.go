@@ -42,11 +42,22 @@
 // franz-go producer. The envelope's producer is the executor
 // ("<instance>/executor-<i>").
 //
+// # Stability
+//
+// Visual (an env.Settler) waits inside the page for calm (no request in
+// flight, no navigation pending, no CSS animation running, the DOM quiet
+// for Quiet), then compares two screenshots Interval apart (mean absolute
+// pixel difference at most MaxDiff, no DOM mutation in between); the
+// verdict's frame becomes the observation's. The text caret is hidden in
+// the actor's tabs so that a focused field does not look like a change.
+//
 // # Browsers
 //
 // Chromium runs in a process group of its own with Pdeathsig=SIGKILL, so it
-// dies with the actor even on kill -9; Close kills the group and sweeps
-// /proc for any process still carrying the browser's --user-data-dir. A
+// dies with the actor even on kill -9 (its helpers follow: they exit when
+// their browser's pipe closes); Close kills the group and sweeps /proc for
+// any process still carrying the browser's --user-data-dir. Frame pacing is
+// restored over env.LaunchBrowser's unpaced flags (WithUnpacedFrames). A
 // supervisor restarts a browser whose DevTools connection drops or that
 // fails a health check; the executors of that browser record their
 // episodes as aborted ("crash") and open new tabs. Every tab intercepts its

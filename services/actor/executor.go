@@ -33,6 +33,9 @@ type executor struct {
 	e       *env.Env
 	gen     uint64 // generation of the browser e lives in
 	blocked atomic.Uint64
+	// aborts counts episodes aborted in a row: the executor backs off, so
+	// a broken webenv or browser does not turn into a storm of episodes.
+	aborts int
 
 	ep *episode
 }
@@ -40,13 +43,11 @@ type executor struct {
 // episode is the executor's episode in progress.
 type episode struct {
 	id       string
-	task     *eventspb.Task
 	ref      *eventspb.TaskRef
 	maxSteps uint32
 	step     uint32                // t: s_t is obs
 	obs      *eventspb.Observation // the stable s_t decisions are taken on
 	scaleY   float64               // frame pixels per CSS pixel of obs
-	started  time.Time
 }
 
 // decision is a chosen action, published, waiting to be executed.
@@ -179,13 +180,7 @@ func (x *executor) begin(ctx context.Context) error {
 		}
 		t0 = x.ts.since(phAct, t0)
 	}
-	ep := &episode{
-		id:       task.GetEnvelope().GetEpisodeId(),
-		task:     task,
-		ref:      taskRef(task),
-		maxSteps: task.GetMaxSteps(),
-		started:  t0,
-	}
+	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), ref: taskRef(task), maxSteps: task.GetMaxSteps()}
 	if ep.id == "" {
 		ep.id = eventspb.NewEventID()
 	}
@@ -201,14 +196,14 @@ func (x *executor) begin(ctx context.Context) error {
 	}
 	x.ts.add(phWait, o.SettleWait)
 	x.ts.add(phAct, time.Since(t0)-o.SettleWait)
-	if debugHook != nil {
-		debugHook("reset", time.Since(t0), o.SettleWait)
-	}
 	first, stable, done, err := x.settle(ctx, 0, o, false)
 	if err != nil {
 		return x.fail(ctx, 0, err, "reset")
 	}
-	if !stable || done {
+	switch {
+	case done:
+		return x.abort(0, "error", "the task ended before its first state")
+	case !stable:
 		return x.abort(0, "unstable", "the first page of the task never settled")
 	}
 	ep.obs = first
@@ -329,13 +324,10 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 	if err != nil {
 		return x.fail(ctx, t, err, "step")
 	}
-	if debugHook != nil {
-		debugHook("step", time.Since(t0), res.Obs.SettleWait)
-		debugHook("act", res.Info.ActTime, 0)
-	}
 	x.ts.add(phAct, res.Info.ActTime)
 	x.ts.add(phWait, res.Obs.SettleWait)
 	x.ts.add(phObserve, time.Since(t0)-res.Info.ActTime-res.Obs.SettleWait)
+	x.aborts = 0
 	x.s.c.steps.Add(1)
 	x.s.m.steps.WithLabelValues(string(x.s.opts.mode)).Inc()
 	x.ts.count(1, 0)
@@ -412,10 +404,27 @@ func (x *executor) fail(ctx context.Context, t uint32, err error, what string) e
 	}
 	x.s.log.Warn("episode aborted", "executor", x.idx, "episode", x.ep.id, "step", t, "during", what, "reason", reason, "err", err)
 	aerr := x.abort(t, reason, clip(what+": "+err.Error(), 500))
-	if rerr := x.recover(ctx, err); rerr != nil {
-		return errors.Join(aerr, rerr)
+	// A page error (a task the server refuses) leaves the tab usable; a
+	// dead tab or browser is replaced.
+	if reason == "crash" || !x.tabAlive(ctx) {
+		if rerr := x.recover(ctx, err); rerr != nil {
+			return errors.Join(aerr, rerr)
+		}
 	}
 	return aerr
+}
+
+// tabAlive reports whether the executor's tab still runs JavaScript.
+func (x *executor) tabAlive(ctx context.Context) bool {
+	if x.e == nil {
+		return false
+	}
+	c, cancel := context.WithTimeout(x.e.TabContext(), 5*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	v, err := chromedp.Run(c, chromedp.Evaluate[int]("1"))
+	return err == nil && v == 1
 }
 
 // browserGone reports whether the executor's browser connection dropped or
@@ -442,6 +451,7 @@ func (x *executor) abort(t uint32, reason, detail string) error {
 	x.s.c.aborted.Add(1)
 	x.s.m.aborted.WithLabelValues(reason).Inc()
 	x.end("aborted")
+	x.aborts++
 	return errors.Join(errAborted, perr)
 }
 
@@ -452,5 +462,3 @@ func (x *executor) end(result string) {
 	x.ts.count(0, 1)
 	x.ep = nil
 }
-
-var debugHook func(kind string, total, settle time.Duration)

@@ -31,10 +31,11 @@ type frame struct {
 	scaleX, scaleY float64
 }
 
-// encode scales the screenshot (PNG of the viewport, vw x vh CSS pixels) so
+// encode scales the screenshot (PNG or JPEG of the viewport, vw x vh CSS
+// pixels) so
 // that its longer side is at most maxSide, never up, and compresses it.
 func (fe frameEncoder) encode(shot []byte, vw, vh int) (frame, error) {
-	src, err := png.Decode(bytes.NewReader(shot))
+	src, _, err := image.Decode(bytes.NewReader(shot)) // PNG or JPEG
 	if err != nil {
 		return frame{}, fmt.Errorf("unable to decode a screenshot: %w", err)
 	}

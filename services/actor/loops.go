@@ -36,8 +36,18 @@ func (s *Service) runAsync(ctx context.Context, x *executor) {
 // the next failure).
 func (s *Service) carryOn(ctx context.Context, x *executor, err error) bool {
 	switch {
-	case err == nil, errors.Is(err, errAborted) && ctx.Err() == nil:
+	case err == nil:
 		return true
+	case errors.Is(err, errAborted) && ctx.Err() == nil:
+		if x.aborts < 2 {
+			return true
+		}
+		// Aborted again and again: wait before the next task (idle).
+		t0 := time.Now()
+		d := min(50*time.Millisecond<<min(x.aborts, 8), 10*time.Second)
+		err := sleepCtx(ctx, d)
+		x.ts.since(phIdle, t0)
+		return err == nil
 	case ctx.Err() != nil:
 		return false
 	}

@@ -76,15 +76,15 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *erro
 
 // Stats are the actor's running totals (for tests and the benchmark).
 type Stats struct {
-	Steps           uint64
-	Episodes        uint64
-	Aborted         uint64
-	Blocked         uint64
-	Restarts        uint64
-	Swaps           uint64
-	Unstable        uint64
-	ProduceErrors   uint64
-	Produced        uint64
+	Steps           uint64 // actions executed
+	Episodes        uint64 // episodes ended, aborted ones included
+	Aborted         uint64 // episodes recorded as aborted
+	Blocked         uint64 // requests failed by the origin allowlist
+	Restarts        uint64 // browsers restarted
+	Swaps           uint64 // weights versions swapped in
+	Unstable        uint64 // observations published with stable=false
+	ProduceErrors   uint64 // events Kafka did not acknowledge
+	Produced        uint64 // events Kafka acknowledged
 	Batches         uint64 // actions whose batch size was recorded
 	BatchSizeSum    uint64
 	InferenceMicros uint64 // sum over actions of their batch's inference time

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -166,6 +167,11 @@ func (p *pool) closeSlot(s *slot) {
 	}
 	killGroup(pgid)
 	killUsing(dir)
+	// A helper that outlived the main process can write into the data dir
+	// after Close removed it: remove what it left, now that none is left.
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // close stops every browser.

@@ -35,8 +35,8 @@ func killGroup(pgid int) {
 
 // processesUsing returns the pids of the processes whose command line holds
 // --user-data-dir=dir: Chromium passes it to every helper process, and the
-// actor's directories are unique, so this finds a browser's processes even
-// after its main process is gone.
+// actor's directories are unique (and without spaces: os.MkdirTemp), so
+// this finds a browser's processes even after its main process is gone.
 func processesUsing(dir string) []int {
 	want := []byte("--user-data-dir=" + dir)
 	entries, err := os.ReadDir("/proc")
@@ -54,7 +54,9 @@ func processesUsing(dir string) []int {
 		if err != nil {
 			continue
 		}
-		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
+		// Chromium's helpers rewrite their command line into one
+		// space-separated string (the process title), so split on both.
+		for _, arg := range bytes.FieldsFunc(cmdline, func(r rune) bool { return r == 0 || r == ' ' }) {
 			if bytes.Equal(arg, want) {
 				pids = append(pids, pid)
 				break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -14,13 +15,14 @@ import (
 // (franz-go's default, stated here because the joiner's duplicate handling
 // should not be the only guard), acks from all in-sync replicas as
 // idempotence requires, zstd batches (frames dominate the bytes), and a
-// short linger so the events of many executors share batches.
+// short linger so the events of many executors share batches. Batches keep
+// franz-go's 1 MB bound: the actions, rewards and telemetry topics accept
+// no more (max.message.bytes).
 func producerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
-		kgo.ProducerLinger(5e6), // 5ms
-		kgo.ProducerBatchMaxBytes(4 << 20),
+		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(20000),
 	}
 }

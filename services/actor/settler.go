@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/png"
+	_ "image/jpeg" // a settler may be handed JPEG screenshots
+	_ "image/png"
 	"strconv"
 	"time"
 
@@ -17,11 +18,16 @@ import (
 //
 //   - no document is loading or about to be replaced, the document is
 //     complete and no fetch or XHR is in flight (the env's page helper);
+//   - no CSS animation or transition is running (document.getAnimations:
+//     a spinner costs no screenshots while it turns);
 //   - no DOM mutation happened for Quiet (its MutationObserver); and
 //   - two screenshots taken Interval apart differ by a mean absolute pixel
 //     difference of at most MaxDiff (channels in [0, 1]) with no DOM
-//     mutation in between: this catches what the DOM does not show, CSS
-//     animations (a spinner), transitions, images decoding, late layout.
+//     mutation in between: this catches what the DOM does not tell, a
+//     canvas, images decoding, video, script-driven styles, late layout.
+//     While frames keep changing, the gap between them doubles up to
+//     250ms, so an endless animation does not cost a screenshot every
+//     Interval.
 //
 // The text caret is hidden in every document (CaretCSS), so that a blinking
 // caret in a focused field does not count as change; every other visible
@@ -41,8 +47,8 @@ import (
 // identical frames, 0 for a mean change of 1% or more, and 0 when the DOM
 // never went quiet long enough to compare frames.
 type Visual struct {
-	Quiet    time.Duration // default 50ms
-	Interval time.Duration // default 25ms
+	Quiet    time.Duration // default 30ms
+	Interval time.Duration // default 15ms
 	MaxDiff  float64       // default 1e-6 (a thirtieth of one changed pixel in 160x210)
 	Timeout  time.Duration // default 5s
 	Poll     time.Duration // default 20ms
@@ -57,10 +63,19 @@ const CaretCSS = `*, *::before, *::after { caret-color: transparent !important; 
 
 // calmScript defines window.__awrlCalm(quietMs, maxMs): a promise of the
 // env helper's settleState() once no request is in flight, the document is
-// complete, no navigation is pending and the DOM has been quiet for quietMs,
+// complete, no navigation is pending, no CSS animation or transition is
+// running (the Web Animations API) and the DOM has been quiet for quietMs,
 // or after maxMs. It checks on in-page timers, sleeping until the quiet
-// period can be over.
+// period can be over, so that a spinner costs no screenshots while it
+// turns; the frame pair then catches what the DOM cannot tell (canvas,
+// images, video, script-driven styles).
 const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
+  function animating() {
+    if (!document.getAnimations) return false;
+    var as = document.getAnimations();
+    for (var i = 0; i < as.length; i++) if (as[i].playState === 'running') return true;
+    return false;
+  }
   return new Promise(function (resolve) {
     var t0 = performance.now();
     (function check() {
@@ -69,20 +84,25 @@ const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
       var st = w.settleState();
       var calm = st.ready === 'complete' && st.inflight <= 0 && !st.leaving;
       var left = maxMs - (performance.now() - t0);
-      if ((calm && st.since >= quietMs) || left <= 0) { resolve(st); return; }
+      // getAnimations flushes styles: ask only once the rest is calm.
+      if (calm && st.since >= quietMs) { st.animating = animating(); calm = !st.animating; if (calm) { resolve(st); return; } }
+      if (left <= 0) { resolve(st); return; }
       setTimeout(check, Math.max(1, Math.min(left, calm ? quietMs - st.since : 10)));
     })();
   });
 };`
 
 type settleState struct {
-	Ready    string  `json:"ready"`
-	Inflight int     `json:"inflight"`
-	Leaving  bool    `json:"leaving"`
-	Since    float64 `json:"since"`
+	Ready     string  `json:"ready"`
+	Inflight  int     `json:"inflight"`
+	Leaving   bool    `json:"leaving"`
+	Since     float64 `json:"since"`
+	Animating bool    `json:"animating"` // from calmScript only
 }
 
-func (st *settleState) calm() bool { return st.Ready == "complete" && st.Inflight <= 0 && !st.Leaving }
+func (st *settleState) calm() bool {
+	return st.Ready == "complete" && st.Inflight <= 0 && !st.Leaving && !st.Animating
+}
 
 func (st *settleState) since() time.Duration {
 	return time.Duration(st.Since * float64(time.Millisecond))
@@ -90,10 +110,10 @@ func (st *settleState) since() time.Duration {
 
 func (v Visual) withDefaults() Visual {
 	if v.Quiet <= 0 {
-		v.Quiet = 50 * time.Millisecond
+		v.Quiet = 30 * time.Millisecond
 	}
 	if v.Interval <= 0 {
-		v.Interval = 25 * time.Millisecond
+		v.Interval = 15 * time.Millisecond
 	}
 	if v.MaxDiff <= 0 {
 		v.MaxDiff = 1e-6
@@ -123,6 +143,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		lastErr error
 	)
 	firstQuiet := max(v.Quiet-v.Interval, 0)
+	gap := v.Interval // between the frames of a pair; grows while they differ
 	for {
 		left := v.Timeout - time.Since(start)
 		if left <= 0 {
@@ -142,6 +163,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 			continue
 		}
 		if prev == nil {
+			gap = v.Interval
 			// Wait in the page for calm, then take the first frame.
 			st, ok := v.waitCalm(ctx, p, firstQuiet, min(left, time.Second))
 			if !ok || st.since() < firstQuiet {
@@ -155,18 +177,29 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 			}
 			prev, prevImg, prevAt = shot, nil, shotAt
 		}
-		if err := sleepCtx(ctx, min(v.Interval, left)); err != nil {
+		if err := sleepCtx(ctx, min(gap, left)); err != nil {
 			return env.Settled{Waited: time.Since(start), Score: score}, err
 		}
-		var st settleState
-		evalAt := time.Now()
-		if err := p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &st); err != nil || !st.calm() ||
-			st.since() < evalAt.Sub(prevAt) || p.Loading() {
+		// The state check and the second frame go out together: the
+		// check proves no mutation since before the first frame up to
+		// about the second; a change after it shows in the frame.
+		var (
+			st      settleState
+			evalErr error
+			evalAt  = time.Now()
+			done    = make(chan struct{})
+		)
+		go func() {
+			defer close(done)
+			evalErr = p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &st)
+		}()
+		shotAt := time.Now()
+		shot, err := p.Screenshot(ctx)
+		<-done
+		if evalErr != nil || !st.calm() || st.since() < evalAt.Sub(prevAt) || p.Loading() {
 			prev, prevImg = nil, nil // activity since the first frame: start over
 			continue
 		}
-		shotAt := time.Now()
-		shot, err := p.Screenshot(ctx)
 		if err != nil {
 			lastErr, prev, prevImg = err, nil, nil
 			continue
@@ -180,9 +213,15 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		if d <= v.MaxDiff && st.since() >= v.Quiet {
 			return env.Settled{Stable: true, Waited: time.Since(start), Score: score, Frame: shot}, nil
 		}
+		// Still changing, with a quiet DOM (a canvas, a video, an
+		// animation the page drives): compare less and less often.
 		prev, prevImg, prevAt = shot, img, shotAt
+		gap = min(2*gap, maxGap)
 	}
 }
+
+// maxGap bounds the time between frames while a page keeps changing.
+const maxGap = 250 * time.Millisecond
 
 // waitCalm waits for a calm page quiet for quiet, in the page when the
 // actor's helper is there (one round trip), else by polling.
@@ -208,10 +247,10 @@ func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, wait time.Durat
 	}
 }
 
-// frameDiff returns the mean absolute difference of two PNG frames and the
-// decoded second one. Identical bytes are identical frames (the encoder is
-// deterministic), which is the common case of a stable page and needs no
-// decoding; *prevImg caches the first frame's pixels.
+// frameDiff returns the mean absolute difference of two frames (PNG or
+// JPEG) and the decoded second one. Identical bytes are identical frames
+// (the encoders are deterministic), which is the common case of a stable
+// page and needs no decoding; *prevImg caches the first frame's pixels.
 func frameDiff(prev []byte, prevImg **image.RGBA, cur []byte) (float64, *image.RGBA, error) {
 	if bytes.Equal(prev, cur) {
 		return 0, *prevImg, nil
@@ -233,9 +272,9 @@ func frameDiff(prev []byte, prevImg **image.RGBA, cur []byte) (float64, *image.R
 	return meanAbsDiff(*prevImg, img), img, nil
 }
 
-// decodeRGBA decodes a PNG (the env's screenshots) into RGBA pixels.
+// decodeRGBA decodes a screenshot (PNG or JPEG) into RGBA pixels.
 func decodeRGBA(b []byte) (*image.RGBA, error) {
-	img, err := png.Decode(bytes.NewReader(b))
+	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("unable to decode a screenshot: %w", err)
 	}

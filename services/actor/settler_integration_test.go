@@ -62,7 +62,8 @@ S.settleState=function(){return {ready:document.readyState,inflight:0,leaving:fa
 // TestIntegrationVisualSettlerInChromium runs the detector against real
 // rendering: a static page settles (with a focused text field, whose caret
 // is hidden), a CSS spinner never does although the DOM is quiet, a DOM
-// that keeps changing never does, and a spinner that stops settles.
+// that keeps changing never does, a spinner that stops settles, and a
+// canvas animation, which only the frames show, never does.
 func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 	testenv.Integration(t)
 	pages := map[string]string{
@@ -70,6 +71,10 @@ func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 		"spinner":  settlePage(`<div class=spin></div>`),
 		"mutating": settlePage(`<p id=n>0</p><script>var i=0;setInterval(function(){document.getElementById('n').textContent=++i},30)</script>`),
 		"stops":    settlePage(`<div id=s class=spin></div><script>setTimeout(function(){document.getElementById('s').className=''},700)</script>`),
+		// Drawing on a canvas mutates no DOM and runs no CSS animation:
+		// only the frames show it.
+		"canvas": settlePage(`<canvas id=c width=60 height=30></canvas><script>var x=0,g=document.getElementById('c').getContext('2d');
+(function f(){g.fillStyle='#fff';g.fillRect(0,0,60,30);g.fillStyle='#000';g.fillRect(x++%50,10,8,8);requestAnimationFrame(f)})()</script>`),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -93,7 +98,7 @@ func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		stable bool
-	}{{"static", true}, {"spinner", false}, {"mutating", false}, {"stops", true}} {
+	}{{"static", true}, {"spinner", false}, {"mutating", false}, {"stops", true}, {"canvas", false}} {
 		if _, err := chromedp.Run(tab, chromedp.Navigate(srv.URL+"/"+c.name)); err != nil {
 			t.Fatal(err)
 		}
@@ -106,6 +111,9 @@ func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 		}
 		if c.stable && (len(s.Frame) == 0 || s.Score != 1) {
 			t.Fatalf("%s: stable with score %v and a %d-byte frame", c.name, s.Score, len(s.Frame))
+		}
+		if c.name == "canvas" && (s.Score <= 0 || s.Score >= 1) {
+			t.Fatalf("canvas: score %v, want frames compared and found different", s.Score)
 		}
 		t.Log(fmt.Sprintf("%s: stable %v score %.3f waited %s", c.name, s.Stable, s.Score, s.Waited))
 	}

@@ -10,6 +10,8 @@ import (
 	"image/png"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -342,5 +344,36 @@ func TestWeightsAccept(t *testing.T) {
 	}
 	if bad != 2 {
 		t.Fatalf("%d bad weights counted, want 2 (bad sha, garbage)", bad)
+	}
+}
+
+func TestProcessesUsingFindsRewrittenCommandLines(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc")
+	}
+	dir := t.TempDir()
+	// A helper whose arguments arrive space-joined, as Chromium's do after
+	// it sets its process title.
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	cmd := exec.Command(sleep, "30")
+	cmd.Args[0] = "chromium --type=renderer --user-data-dir=" + dir + " --x"
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesUsing(dir)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the helper was not found by its user-data dir")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	killUsing(dir)
+	_ = cmd.Wait()
+	if pids := processesUsing(dir); len(pids) != 0 {
+		t.Fatalf("still running after killUsing: %v", pids)
 	}
 }

@@ -34,7 +34,7 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--exec
   --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web)
   --executors N    executors (default 8)
   --browsers M     Chromium processes (default: one per 4 executors)
-  --duration D     measured time per mode (default 30s)
+  --duration D     measured time per mode (default 60s: the web profile's heavy tail makes short runs noisy)
   --warmup W       warm-up per mode before measuring (default 10s)
   --min-ratio R    exit 1 when async/sync is below R (default 0: report only)
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
@@ -57,7 +57,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		return usageError{err}
 	}
 	profile, executors, browsers := "web", 8, 0
-	duration, warmup, minRatio := 30*time.Second, 10*time.Second, 0.0
+	duration, warmup, minRatio := 60*time.Second, 10*time.Second, 0.0
 	if v, ok := vals["profile"]; ok {
 		profile = v
 	}
