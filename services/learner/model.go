@@ -298,32 +298,6 @@ func (s *scope) additiveMask(mask *ts.Tensor) *ts.Tensor {
 	return s.keep(scaled.AddScalar(ts.FloatScalar(-1e9), false))
 }
 
-// int64Tensor returns a CPU int64 tensor of the given shape holding data.
-func int64Tensor(data []int64, shape ...int64) (*ts.Tensor, error) {
-	n := int64(1)
-	for _, d := range shape {
-		if d < 0 {
-			return nil, fmt.Errorf("unable to build tensor: negative dimension in shape %v", shape)
-		}
-		n *= d
-	}
-	if n != int64(len(data)) {
-		return nil, fmt.Errorf("unable to build tensor: shape %v holds %d values, got %d", shape, n, len(data))
-	}
-	if len(data) == 0 {
-		return ts.Zeros(shape, gotch.Int64, gotch.CPU)
-	}
-	flat, err := ts.OfSlice(data)
-	if err != nil {
-		return nil, fmt.Errorf("unable to build tensor: %w", err)
-	}
-	t, err := flat.View(shape, true)
-	if err != nil {
-		return nil, fmt.Errorf("unable to reshape tensor to %v: %w", shape, err)
-	}
-	return t, nil
-}
-
 // float32Values copies a float32 tensor's values, row-major, out of the
 // autograd graph.
 func float32Values(t *ts.Tensor) ([]float32, error) {

@@ -34,6 +34,15 @@ func onTorchThread(fn func() error) error {
 // float32Tensor returns a CPU float32 tensor of the given shape holding data,
 // rejecting a shape that does not match len(data) before libtorch sees it.
 func float32Tensor(data []float32, shape ...int64) (*ts.Tensor, error) {
+	return tensorOf(data, gotch.Float, shape...)
+}
+
+// int64Tensor returns a CPU int64 tensor of the given shape holding data.
+func int64Tensor(data []int64, shape ...int64) (*ts.Tensor, error) {
+	return tensorOf(data, gotch.Int64, shape...)
+}
+
+func tensorOf[T float32 | int64](data []T, dtype gotch.DType, shape ...int64) (*ts.Tensor, error) {
 	n := int64(1)
 	for _, d := range shape {
 		if d < 0 {
@@ -45,7 +54,7 @@ func float32Tensor(data []float32, shape ...int64) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("unable to build tensor: shape %v holds %d values, got %d", shape, n, len(data))
 	}
 	if len(data) == 0 {
-		return ts.Zeros(shape, gotch.Float, gotch.CPU)
+		return ts.Zeros(shape, dtype, gotch.CPU)
 	}
 	flat, err := ts.OfSlice(data)
 	if err != nil {
