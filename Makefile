@@ -14,15 +14,19 @@ export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
 # Packages whose code is concurrent run their unit tests under the race
 # detector too (the integration tests ran once above).
-RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/...
+RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/runreport/...
 
 .PHONY: run setup up down status build test test-unit test-integration bench lint fmt clean help
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-run: setup up build ## install what is missing, start Kafka and ClickHouse, run the main job
-	$(BIN) -target=all -run-dir=$(RUN_DIR) $(ARGS)
+# The main job trains from random init on fresh topics (a prefix per run),
+# so no earlier run's weights or tasks leak in; DURATION and ARGS override.
+DURATION ?= 20m
+RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
+run: setup up build ## install what is missing, start Kafka and ClickHouse, train end to end for DURATION (20m), write the report
+	$(BIN) -target=all -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -duration=$(DURATION) $(ARGS)
 
 setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules
 	infra/setup.sh

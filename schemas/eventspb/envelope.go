@@ -2,6 +2,7 @@ package eventspb
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"time"
@@ -53,4 +54,22 @@ func FormatUUID(u [16]byte) string {
 	s[23] = '-'
 	hex.Encode(s[24:36], u[10:16])
 	return string(s[:])
+}
+
+// DeterministicID returns a UUID-shaped id derived from seed and parts
+// (version 8, "custom", per RFC 9562): the same inputs always give the same
+// id, so an event emitted again (a replay, or a retry after a crash) carries
+// the id of the first and downstream de-duplication by event id drops it.
+func DeterministicID(seed string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(seed))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x80 // version 8
+	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	return FormatUUID(u)
 }

@@ -573,7 +573,13 @@ type Task struct {
 	// Policy the actor should act with.
 	PolicyName string `protobuf:"bytes,16,opt,name=policy_name,json=policyName,proto3" json:"policy_name,omitempty"`
 	// Start URL; empty means the actor derives it from site and family.
-	StartUrl      string `protobuf:"bytes,17,opt,name=start_url,json=startUrl,proto3" json:"start_url,omitempty"`
+	StartUrl string `protobuf:"bytes,17,opt,name=start_url,json=startUrl,proto3" json:"start_url,omitempty"`
+	// Act greedily (the most likely action) instead of sampling: evaluation
+	// episodes on held-out sites measure the policy, not its exploration.
+	Greedy bool `protobuf:"varint,18,opt,name=greedy,proto3" json:"greedy,omitempty"`
+	// Act with webenv's scripted solution instead of the policy: the episode
+	// is a demonstration and its events carry source = SOURCE_DEMO.
+	Demo          bool `protobuf:"varint,19,opt,name=demo,proto3" json:"demo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -690,6 +696,20 @@ func (x *Task) GetStartUrl() string {
 		return x.StartUrl
 	}
 	return ""
+}
+
+func (x *Task) GetGreedy() bool {
+	if x != nil {
+		return x.Greedy
+	}
+	return false
+}
+
+func (x *Task) GetDemo() bool {
+	if x != nil {
+		return x.Demo
+	}
+	return false
 }
 
 // Axis-aligned box in model-resolution frame pixels.
@@ -2294,7 +2314,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x04seed\x18\x04 \x01(\x03R\x04seed\x12'\n" +
 	"\x04tier\x18\x05 \x01(\x0e2\x13.asyncwebrl.v1.TierR\x04tier\x12*\n" +
 	"\x05split\x18\x06 \x01(\x0e2\x14.asyncwebrl.v1.SplitR\x05split\x12\x19\n" +
-	"\bgroup_id\x18\a \x01(\tR\agroupId\"\xfe\x02\n" +
+	"\bgroup_id\x18\a \x01(\tR\agroupId\"\xaa\x03\n" +
 	"\x04Task\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x12\n" +
@@ -2310,7 +2330,9 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\tmax_steps\x18\x0f \x01(\rR\bmaxSteps\x12\x1f\n" +
 	"\vpolicy_name\x18\x10 \x01(\tR\n" +
 	"policyName\x12\x1b\n" +
-	"\tstart_url\x18\x11 \x01(\tR\bstartUrl\"=\n" +
+	"\tstart_url\x18\x11 \x01(\tR\bstartUrl\x12\x16\n" +
+	"\x06greedy\x18\x12 \x01(\bR\x06greedy\x12\x12\n" +
+	"\x04demo\x18\x13 \x01(\bR\x04demo\"=\n" +
 	"\x03Box\x12\f\n" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +

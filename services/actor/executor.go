@@ -48,6 +48,8 @@ type episode struct {
 	step     uint32                // t: s_t is obs
 	obs      *eventspb.Observation // the stable s_t decisions are taken on
 	scaleY   float64               // frame pixels per CSS pixel of obs
+	greedy   bool                  // take the most likely action (evaluation)
+	demo     *demoPlan             // non-nil: a demonstration episode
 }
 
 // decision is a chosen action, published, waiting to be executed.
@@ -82,6 +84,7 @@ func (x *executor) open(ctx context.Context) error {
 		env.WithSettler(x.s.settler),
 		env.WithTabOptions(chromedp.WithNewBrowserContext()),
 		env.WithLogger(x.s.log),
+		env.WithShaping(x.s.opts.shaping),
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -187,7 +190,13 @@ func (x *executor) begin(ctx context.Context) error {
 	if ep.maxSteps == 0 {
 		ep.maxSteps = uint32(x.s.opts.maxSteps)
 	}
+	ep.greedy = task.GetGreedy()
 	x.ep = ep
+	if task.GetDemo() {
+		if ep.demo, err = newDemoPlan(task); err != nil {
+			return x.abort(0, "demo", err.Error())
+		}
+	}
 	rctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
 	o, err := x.e.Reset(rctx, env.TaskRef{Family: task.GetFamily(), Site: task.GetSite(), Seed: task.GetSeed()})
 	cancel()
@@ -251,6 +260,9 @@ func (x *executor) settle(ctx context.Context, step uint32, o *env.Observation, 
 // think decides the action on the stable s_t: featurize, batched
 // inference, sampling.
 func (x *executor) think(ctx context.Context) (*decision, error) {
+	if x.ep.demo != nil {
+		return x.demoDecide(ctx)
+	}
 	t0 := time.Now()
 	f, err := x.featurize(ctx)
 	if err != nil {
@@ -276,6 +288,9 @@ func (x *executor) featurize(ctx context.Context) (*policy.Features, error) {
 // stamped with the version of the weights that chose it.
 func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, error) {
 	ep := x.ep
+	if ep.demo != nil {
+		return x.demoDecide(ctx)
+	}
 	t0 := time.Now()
 	srv := x.s.server
 	arch := srv.Arch()
@@ -283,7 +298,7 @@ func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, e
 	if err != nil {
 		return nil, x.fail(ctx, ep.step, err, "inference")
 	}
-	d, err := arch.Sample(f, out, x.rng, false)
+	d, err := arch.Sample(f, out, x.rng, ep.greedy)
 	if err != nil {
 		return nil, x.fail(ctx, ep.step, err, "sampling")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -58,6 +59,7 @@ type options struct {
 	policyOpts     []policy.Option
 	initialONNX    []byte
 	weightsCatchUp time.Duration
+	shaping        webenv.Shaping
 	telemetryEvery time.Duration
 	noopWait       time.Duration
 	browserOpts    []env.BrowserOption
@@ -239,3 +241,8 @@ func (o *options) validate() error {
 	}
 	return nil
 }
+
+// WithShaping adds webenv's dense shaping terms to every step's reward
+// (default none: 1 on success, else 0; the raw reward is always in
+// raw_reward).
+func WithShaping(sh webenv.Shaping) Option { return func(o *options) { o.shaping = sh } }

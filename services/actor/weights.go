@@ -2,16 +2,12 @@ package actor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
@@ -35,28 +31,16 @@ type latest struct {
 	version uint64
 }
 
+func (w *weightsWatcher) reader() *weightstopic.Reader {
+	return &weightstopic.Reader{Client: w.cl, Topic: w.topic, Policy: w.policy, Log: w.log, OnBad: w.onBad}
+}
+
 // accept decodes a record and returns it when it is a usable version of our
 // policy newer than have.
 func (w *weightsWatcher) accept(r *kgo.Record, have uint64, haveAny bool) (*latest, bool) {
-	if string(r.Key) != w.policy || len(r.Value) == 0 {
-		return nil, false // another policy, or a tombstone
-	}
-	ev, err := eventspb.DecodeWeights(r.Value)
-	if err != nil {
-		w.log.Warn("skipping undecodable weights", "offset", r.Offset, "err", err)
-		w.onBad()
+	ev, ok := w.reader().Accept(r, have, haveAny)
+	if !ok {
 		return nil, false
-	}
-	if ev.GetPolicyName() != w.policy || (haveAny && ev.GetVersion() <= have) {
-		return nil, false
-	}
-	if sum := ev.GetOnnxSha256(); sum != "" {
-		got := sha256.Sum256(ev.GetOnnx())
-		if hex.EncodeToString(got[:]) != sum {
-			w.log.Warn("skipping weights with a wrong onnx_sha256", "version", ev.GetVersion(), "offset", r.Offset)
-			w.onBad()
-			return nil, false
-		}
 	}
 	return &latest{onnx: ev.GetOnnx(), version: ev.GetVersion()}, true
 }
@@ -64,45 +48,11 @@ func (w *weightsWatcher) accept(r *kgo.Record, have uint64, haveAny bool) (*late
 // catchUp reads the topic up to its current end (at most timeout) and
 // returns the newest version of the policy, or nil when none is published.
 func (w *weightsWatcher) catchUp(ctx context.Context, timeout time.Duration) (*latest, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ends, err := kadm.NewClient(w.cl).ListEndOffsets(ctx, w.topic)
-	if err != nil {
-		return nil, fmt.Errorf("unable to read the end of %s: %w", w.topic, err)
+	ev, err := w.reader().CatchUp(ctx, timeout)
+	if err != nil || ev == nil {
+		return nil, err
 	}
-	if err := ends.Error(); err != nil {
-		return nil, fmt.Errorf("unable to read the end of %s: %w", w.topic, err)
-	}
-	want := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			want[o.Partition] = o.Offset
-		}
-	})
-	var best *latest
-	for len(want) > 0 {
-		fs := w.cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			// The end offset can lie past the last record a consumer
-			// sees (a transaction marker): go on with what was read,
-			// newer versions arrive through follow anyway.
-			w.log.Warn("weights topic not read to its end in time; starting from the newest version read",
-				"topic", w.topic, "timeout", timeout, "version", versionOf(best), "found", best != nil)
-			return best, nil
-		}
-		fs.EachError(func(t string, p int32, err error) {
-			w.log.Warn("unable to fetch weights", "topic", t, "partition", p, "err", err)
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			if l, ok := w.accept(r, versionOf(best), best != nil); ok {
-				best = l
-			}
-			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
-		})
-	}
-	return best, nil
+	return &latest{onnx: ev.GetOnnx(), version: ev.GetVersion()}, nil
 }
 
 func versionOf(l *latest) uint64 {

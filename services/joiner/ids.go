@@ -1,7 +1,6 @@
 package joiner
 
 import (
-	"crypto/sha256"
 	"strconv"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -12,17 +11,7 @@ import (
 // id, so a replay re-emits identical events and downstream de-duplication by
 // event id recognises them.
 func deterministicID(fingerprint string, parts ...string) string {
-	h := sha256.New()
-	h.Write([]byte(fingerprint))
-	for _, p := range parts {
-		h.Write([]byte{0})
-		h.Write([]byte(p))
-	}
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
-	u[6] = u[6]&0x0f | 0x80 // version 8
-	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	return eventspb.FormatUUID(u)
+	return eventspb.DeterministicID(fingerprint, parts...)
 }
 
 func transitionID(fp, episode string, step uint32) string {

@@ -63,6 +63,8 @@ const (
 	efMeanG
 	efMeanB
 	efOrder
+	efColourNamed
+	efFill
 	numElemFeatures
 )
 
@@ -74,6 +76,7 @@ var elementFeatureNames = []string{
 	"checked", "focused", "has_value", "value_is_quote", "disabled",
 	"mean_r", "mean_g", "mean_b",
 	"order",
+	"colour_named", "fill",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -292,6 +295,11 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		if img != nil {
 			c := boxColour(img, bx*scaleX, by*scaleY, bw*scaleX, bh*scaleY)
 			row[efMeanR], row[efMeanG], row[efMeanB] = c[0], c[1], c[2]
+			fg, fill := boxForeground(img, bx*scaleX, by*scaleY, bw*scaleX, bh*scaleY)
+			row[efFill] = fill
+			if name := colourTerm(fg); name != "" && (instrSet[name] || (name == "grey" && instrSet["gray"])) {
+				row[efColourNamed] = 1
+			}
 		}
 		row[efOrder] = float32(e) / float32(E)
 		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"math"
 	"slices"
@@ -306,5 +307,44 @@ func TestFeatureColumnsMatchTheirNames(t *testing.T) {
 		if candidateFeatureNames[col] != name {
 			t.Errorf("candidate column %d is named %q, want %q", col, candidateFeatureNames[col], name)
 		}
+	}
+}
+
+// TestFeaturizeNamesColoursAndFill: the element whose foreground is the
+// colour the instruction names is marked, whatever its shape's coverage,
+// and fill tells a shape that covers a quarter of its box from a filled one.
+func TestFeaturizeNamesColoursAndFill(t *testing.T) {
+	red, blue := color.RGBA{214, 40, 40, 255}, color.RGBA{31, 95, 214, 255}
+	frame := pngFrame(t, 100, 60, map[image.Rectangle]color.RGBA{
+		image.Rect(15, 15, 25, 25): red,  // a red shape in the middle of a 20x20 box
+		image.Rect(50, 10, 70, 30): blue, // a blue square filling its box
+	})
+	obs := &eventspb.Observation{
+		Instruction: "Click the red circle.", Frame: frame, FrameFormat: "png", Width: 100, Height: 60,
+		Elements: []*eventspb.Element{
+			{Bid: "a", Role: "button", Box: box(10, 10, 20, 20)},
+			{Bid: "b", Role: "button", Box: box(50, 10, 20, 20)},
+		},
+	}
+	a := DefaultArchitecture()
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elemFeat(t, f, 0, "colour_named") != 1 || elemFeat(t, f, 1, "colour_named") != 0 {
+		t.Errorf("colour_named = %v, %v; want 1, 0", elemFeat(t, f, 0, "colour_named"), elemFeat(t, f, 1, "colour_named"))
+	}
+	if fill := elemFeat(t, f, 0, "fill"); math.Abs(float64(fill)-0.25) > 0.05 {
+		t.Errorf("fill of a quarter-covering shape = %v, want 0.25", fill)
+	}
+	if fill := elemFeat(t, f, 1, "fill"); fill != 1 {
+		t.Errorf("fill of a filled box = %v, want 1", fill)
+	}
+	obs.Instruction = "Pick the colour blue."
+	if f, err = a.Featurize(obs); err != nil {
+		t.Fatal(err)
+	}
+	if elemFeat(t, f, 0, "colour_named") != 0 || elemFeat(t, f, 1, "colour_named") != 1 {
+		t.Errorf("after naming blue: colour_named = %v, %v; want 0, 1", elemFeat(t, f, 0, "colour_named"), elemFeat(t, f, 1, "colour_named"))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 )
 
 // decodeFrame decodes a PNG or JPEG frame into RGBA. format may be empty, in
@@ -110,4 +111,83 @@ func boxColour(img *image.RGBA, x, y, w, h float64) [3]float32 {
 	}
 	n := float64(r.Dx() * r.Dy())
 	return [3]float32{float32(s[0]/n/255 - 0.5), float32(s[1]/n/255 - 0.5), float32(s[2]/n/255 - 0.5)}
+}
+
+// boxForeground returns the mean colour (0..255) of the pixels inside the
+// box that differ from its corners' colour (the background a shape sits
+// on), and the fraction of the box they cover: a square fills its box, a
+// circle about 0.79 of it, a triangle or diamond half. A box filled edge to
+// edge (a swatch) has no background; its colour is the mean of all pixels
+// and its fill 1.
+func boxForeground(img *image.RGBA, x, y, w, h float64) ([3]float64, float32) {
+	r := image.Rect(int(x), int(y), int(x+w+0.5), int(y+h+0.5)).Intersect(img.Rect)
+	if r.Dx() < 2 || r.Dy() < 2 {
+		return [3]float64{}, 0
+	}
+	px := func(xx, yy int) [3]float64 {
+		p := img.Pix[yy*img.Stride+4*xx:]
+		return [3]float64{float64(p[0]), float64(p[1]), float64(p[2])}
+	}
+	var bg [3]float64
+	for _, c := range [][2]int{{r.Min.X, r.Min.Y}, {r.Max.X - 1, r.Min.Y}, {r.Min.X, r.Max.Y - 1}, {r.Max.X - 1, r.Max.Y - 1}} {
+		p := px(c[0], c[1])
+		for i := range bg {
+			bg[i] += p[i] / 4
+		}
+	}
+	var fg, all [3]float64
+	n, total := 0, 0
+	for yy := r.Min.Y; yy < r.Max.Y; yy++ {
+		for xx := r.Min.X; xx < r.Max.X; xx++ {
+			p := px(xx, yy)
+			total++
+			for i := range all {
+				all[i] += p[i]
+			}
+			if d := math.Abs(p[0]-bg[0]) + math.Abs(p[1]-bg[1]) + math.Abs(p[2]-bg[2]); d > 60 {
+				n++
+				for i := range fg {
+					fg[i] += p[i]
+				}
+			}
+		}
+	}
+	if n < total/10 {
+		// Nothing stands out from the corners: a uniformly filled box.
+		for i := range all {
+			all[i] /= float64(total)
+		}
+		return all, 1
+	}
+	for i := range fg {
+		fg[i] /= float64(n)
+	}
+	return fg, float32(n) / float32(total)
+}
+
+// colourTerms are prototypes of the basic colour terms of English, the
+// words an instruction names colours with.
+var colourTerms = []struct {
+	name string
+	rgb  [3]float64
+}{
+	{"red", [3]float64{205, 35, 35}}, {"green", [3]float64{40, 150, 60}}, {"blue", [3]float64{30, 85, 205}},
+	{"yellow", [3]float64{240, 210, 40}}, {"purple", [3]float64{120, 40, 180}}, {"orange", [3]float64{245, 130, 20}},
+	{"black", [3]float64{20, 20, 20}}, {"pink", [3]float64{240, 115, 170}}, {"brown", [3]float64{125, 80, 40}},
+	{"grey", [3]float64{140, 140, 140}}, {"white", [3]float64{245, 245, 245}},
+}
+
+// colourTerm names the basic colour nearest to c.
+func colourTerm(c [3]float64) string {
+	best, bestD := "", math.Inf(1)
+	for _, t := range colourTerms {
+		d := 0.0
+		for i := range c {
+			d += (c[i] - t.rgb[i]) * (c[i] - t.rgb[i])
+		}
+		if d < bestD {
+			best, bestD = t.name, d
+		}
+	}
+	return best
 }

@@ -1,21 +1,28 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // newActor builds the actor target from the -executors, -browsers,
-// -actor-mode, -allowed-origins, -frame-store and -policy-name flags.
+// -actor-mode, -allowed-origins, -frame-store, -shaping and -policy-name flags.
 func newActor(d deps) (app.Service, error) {
 	a := d.cfg.Actor
 	mode, err := actor.ParseMode(a.Mode)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	shaping, err := webenv.ParseShaping(a.Shaping)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid -shaping: %w", err)}
+	}
 	opts := []actor.Option{
+		actor.WithShaping(shaping),
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
 		actor.WithMode(mode),

@@ -37,9 +37,10 @@ var constructors = map[string]func(d deps) (app.Service, error){
 	"webenv":    newWebenv,
 	"actor":     newActor,
 	"joiner":    newJoiner,
-	"learner":   pendingTarget("learner", 6),
+	"learner":   newLearner,
 	"recorder":  newRecorder,
 	"dashboard": newDashboard,
+	"reporter":  newReporter,
 }
 
 func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
@@ -99,9 +100,17 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	log.Info("running", "targets", cfg.Targets, "admin", cfg.AdminAddr)
 
 	var runErr error
+	var deadline <-chan time.Time
+	if cfg.Run.Duration > 0 {
+		t := time.NewTimer(cfg.Run.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
 	select {
 	case <-ctx.Done():
 		log.Info("signal received, shutting down", "deadline", cfg.StopTimeout)
+	case <-deadline:
+		log.Info("run duration reached, shutting down", "duration", cfg.Run.Duration, "deadline", cfg.StopTimeout)
 	case runErr = <-runner.Failed():
 		log.Error("a service failed, shutting down", "err", runErr)
 	}

@@ -10,14 +10,19 @@ import (
 )
 
 // newWebenv builds the webenv target: the task server on -webenv-addr,
-// serving the training split with the configured latency profile.
+// serving the configured split (default all) and latency profile.
 func newWebenv(d deps) (app.Service, error) {
 	profile, err := webenv.ParseProfile(d.cfg.Webenv.LatencyProfile)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -latency-profile: %w", err)}
 	}
+	split, err := webenv.ParseSplit(d.cfg.Webenv.Split)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid -webenv-split: %w", err)}
+	}
 	return webenv.New(
 		webenv.WithAddr(d.cfg.WebenvAddr),
+		webenv.WithSplit(split),
 		webenv.WithProfile(profile),
 		webenv.WithLogger(d.log.With("service", "webenv")),
 	)

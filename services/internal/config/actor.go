@@ -22,6 +22,8 @@ type Actor struct {
 	FrameStore bool
 	// PolicyName is the weights key the actor acts with.
 	PolicyName string
+	// Shaping is webenv's dense reward spec: off, on, or term=weight,...
+	Shaping string
 
 	allowed string
 }
@@ -30,6 +32,10 @@ type Actor struct {
 type Webenv struct {
 	// LatencyProfile is webenv's latency profile spec (none, web, ...).
 	LatencyProfile string
+	// Split is the sites served: train, test or all. The local stack
+	// serves all so that the scheduler can evaluate on held-out sites;
+	// the learner never trains on them.
+	Split string
 }
 
 func (a *Actor) register(fs *flag.FlagSet) {
@@ -38,6 +44,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.Mode, "actor-mode", "async", "actor: async, or sync for the lock-step baseline (env "+envName("actor-mode")+")")
 	fs.StringVar(&a.allowed, "allowed-origins", "", "actor: comma list of origins tabs may load from; empty = the webenv origin (env "+envName("allowed-origins")+")")
 	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
+	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
 }
 
@@ -66,5 +73,6 @@ func (a *Actor) validate() error {
 }
 
 func (w *Webenv) register(fs *flag.FlagSet) {
+	fs.StringVar(&w.Split, "webenv-split", "all", "webenv: sites served: train, test or all (held-out test sites are evaluated, never trained on) (env "+envName("webenv-split")+")")
 	fs.StringVar(&w.LatencyProfile, "latency-profile", "none", "webenv: latency profile: none, web, async, fixed:200ms, lognormal:150ms:0.5, heavytail:100ms:0.6:1.5 (+async) (env "+envName("latency-profile")+")")
 }

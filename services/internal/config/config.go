@@ -45,8 +45,10 @@ type Config struct {
 	// RunDir holds local state (checkpoints, frame store, reports).
 	RunDir string
 	// Actor and Webenv configure those targets (actor.go).
-	Actor  Actor
-	Webenv Webenv
+	Actor   Actor
+	Webenv  Webenv
+	Learner Learner
+	Run     Run
 	// InstanceID names this process in events and client ids.
 	InstanceID string
 	// LogLevel and LogFormat configure slog.
@@ -144,6 +146,8 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&pyroPass, "pyroscope-password", "", "Pyroscope basic-auth password (prefer the environment variable)")
 	c.Actor.register(fs)
 	c.Webenv.register(fs)
+	c.Learner.register(fs)
+	c.Run.register(fs)
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 30*time.Second, "deadline for graceful shutdown (env "+envName("stop-timeout")+")")
 
 	// Environment first, then the command line over it.
@@ -244,6 +248,12 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Actor.validate(); err != nil {
 		return err
+	}
+	if err := c.Learner.validate(); err != nil {
+		return err
+	}
+	if c.Run.Duration < 0 {
+		return fmt.Errorf("invalid -duration %s: want >= 0", c.Run.Duration)
 	}
 	if c.WebenvURL == "" {
 		c.WebenvURL = "http://" + c.WebenvAddr

@@ -10,7 +10,7 @@ import (
 
 // KnownTargets lists the components in start order: the task server first,
 // then producers of a topic before its consumers. Shutdown runs in reverse.
-var KnownTargets = []string{"webenv", "actor", "joiner", "learner", "recorder", "dashboard"}
+var KnownTargets = []string{"webenv", "actor", "joiner", "learner", "recorder", "dashboard", "reporter"}
 
 // Subcommands are the binary's non-service commands.
 var Subcommands = []string{"topics", "webenv", "query", "version", "bench"}

@@ -43,7 +43,7 @@ func Solve(ctx context.Context, e *env.Env, task env.TaskRef) (*Demo, error) {
 	}
 	d := &Demo{Task: task}
 	for i, st := range p.Plan {
-		actions, err := actionsFor(ctx, e, st)
+		actions, err := Actions(ctx, e, st)
 		if err != nil {
 			return d, fmt.Errorf("plan step %d (%s %s): %w", i, st.Op, st.Sel, err)
 		}
@@ -67,9 +67,9 @@ func Solve(ctx context.Context, e *env.Env, task env.TaskRef) (*Demo, error) {
 	return d, nil
 }
 
-// actionsFor turns a plan step into env actions on the bid its selector
-// finds now.
-func actionsFor(ctx context.Context, e *env.Env, st webenv.OracleStep) ([]env.Action, error) {
+// Actions turns a plan step into env actions on the bid its selector finds
+// now (the actor's demonstration episodes use it step by step).
+func Actions(ctx context.Context, e *env.Env, st webenv.OracleStep) ([]env.Action, error) {
 	var bid string
 	if st.Sel != "" && st.Op != "type" {
 		var err error

@@ -1,0 +1,110 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
+)
+
+// DemoPolicyName stamps the actions of demonstration episodes: webenv's
+// scripted solution, not a trained policy.
+const DemoPolicyName = "oracle"
+
+// demoPlan is the scripted solution of a demonstration episode (a task with
+// demo set), handed out one env action at a time: it goes through the same
+// observe, publish and act code as a policy episode, so behaviour cloning
+// trains on exactly what the policy will see.
+type demoPlan struct {
+	steps []webenv.OracleStep
+	next  int
+	queue []env.Action
+}
+
+func newDemoPlan(task *eventspb.Task) (*demoPlan, error) {
+	p, err := webenv.Generate(task.GetFamily(), task.GetSite(), task.GetSeed())
+	if err != nil {
+		return nil, fmt.Errorf("unable to plan the demonstration of %s: %w", task.GetTaskId(), err)
+	}
+	return &demoPlan{steps: p.Plan}, nil
+}
+
+// demoFindWait bounds the wait for a plan step's element; the page is
+// already stable when the executor decides, so it is short.
+const demoFindWait = 5 * time.Second
+
+// demoDecide is decide for a demonstration: the plan's next action, published
+// with source SOURCE_DEMO and a log-prob of 0 (the demonstrator is
+// deterministic).
+func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
+	ep := x.ep
+	t0 := time.Now()
+	plan := ep.demo
+	for len(plan.queue) == 0 {
+		if plan.next >= len(plan.steps) {
+			return nil, x.abort(ep.step, "demo", "the scripted solution ended before the task did")
+		}
+		st := plan.steps[plan.next]
+		plan.next++
+		qctx, cancel := context.WithTimeout(ctx, demoFindWait+time.Second)
+		acts, err := oracle.Actions(qctx, x.e, st)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, x.abort(ep.step, "demo", "the scripted solution could not act: "+err.Error())
+		}
+		plan.queue = acts
+	}
+	act := plan.queue[0]
+	plan.queue = plan.queue[1:]
+	a, err := demoEvent(act)
+	if err != nil {
+		return nil, x.abort(ep.step, "demo", err.Error())
+	}
+	a.Envelope = eventspb.NewEnvelope(x.name)
+	a.Envelope.EpisodeId, a.Envelope.Step, a.Envelope.Source = ep.id, ep.step, eventspb.Source_SOURCE_DEMO
+	a.ObsEventId = ep.obs.GetEnvelope().GetEventId()
+	a.PolicyName = DemoPolicyName
+	if err := x.s.pub.send(x.s.pub.actions, ep.id, a); err != nil {
+		return nil, x.fail(ctx, ep.step, err, "publish")
+	}
+	x.ts.since(phThink, t0)
+	return &decision{ev: a, act: act}, nil
+}
+
+// demoEvent is the action event of a scripted env action.
+func demoEvent(a env.Action) (*eventspb.Action, error) {
+	ev := &eventspb.Action{Bid: a.BID, Text: a.Text, Key: a.Key, Raw: a.String()}
+	switch a.Type {
+	case env.Click:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_CLICK
+	case env.Fill:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_FILL
+	case env.SelectOption:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_SELECT_OPTION
+		if len(a.Options) > 0 {
+			ev.Text = a.Options[0]
+		}
+	case env.Press:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_PRESS
+	case env.Scroll:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_SCROLL
+		ev.DeltaX, ev.DeltaY = float32(a.DX), float32(a.DY)
+	case env.SendMsg:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER
+	case env.GoBack:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_GO_BACK
+	case env.Noop:
+		ev.Type = eventspb.ActionType_ACTION_TYPE_NOOP
+	default:
+		return nil, errors.New("the scripted solution used an action the events cannot carry: " + a.String())
+	}
+	return ev, nil
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+
+	"path/filepath"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/learner"
+	"github.com/asyncwebrl/asyncwebrl/services/runreport"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+func newLearner(d deps) (app.Service, error) {
+	l := d.cfg.Learner
+	hp := learner.DefaultHyper()
+	var err error
+	if l.Algo != "" {
+		if hp.Algo, err = learner.ParseAlgo(l.Algo); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if l.LR > 0 {
+		hp.LR = l.LR
+	}
+	sampling := learner.FIFO
+	if l.Replay != "" {
+		if sampling, err = learner.ParseSampling(l.Replay); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	policyName := d.cfg.Actor.PolicyName
+	opts := []learner.Option{
+		learner.WithLogger(d.log),
+		learner.WithMetrics(d.metrics),
+		learner.WithPolicyName(policyName),
+		learner.WithInstanceID(d.cfg.InstanceID),
+		learner.WithHyper(hp),
+		learner.WithSampling(sampling),
+		learner.WithMaxPolicyLag(l.MaxPolicyLag),
+		learner.WithBCUpdates(l.BCUpdates),
+		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
+	}
+	if l.BatchSize > 0 {
+		opts = append(opts, learner.WithBatchSize(l.BatchSize))
+	}
+	if l.PublishEvery > 0 {
+		opts = append(opts, learner.WithPublishEvery(l.PublishEvery))
+	}
+	if l.GroupSize > 0 {
+		opts = append(opts, learner.WithGroupSize(l.GroupSize))
+	}
+	if l.Curriculum {
+		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos}
+		switch l.MaxTier {
+		case "easy":
+			c.MaxTier = webenv.Easy
+		case "medium":
+			c.MaxTier = webenv.Medium
+		}
+		opts = append(opts, learner.WithCurriculum(c))
+	}
+	return learner.New(d.cfg, d.kafka, d.catalog, opts...)
+}
+
+func newReporter(d deps) (app.Service, error) {
+	c := d.cfg
+	settings := map[string]string{
+		"algo": c.Learner.Algo, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
+		"learning rate": fmt.Sprint(c.Learner.LR), "publish every": fmt.Sprint(c.Learner.PublishEvery),
+		"demonstrations": fmt.Sprint(c.Learner.Demos), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
+		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),
+	}
+	p := d.catalog.Prefix
+	return runreport.New(d.kafka, d.catalog,
+		runreport.WithLogger(d.log),
+		runreport.WithInterval(c.Run.ReportEvery),
+		runreport.WithRunDir(c.RunDir),
+		runreport.WithPolicyName(c.Actor.PolicyName),
+		runreport.WithLagGroups(p+"joiner", p+"learner", p+"recorder"),
+		runreport.WithSettings(settings),
+	)
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Learner configures the learner target and its task scheduler.
+type Learner struct {
+	// Algo is ppo, reinforce or grpo.
+	Algo string
+	// Replay is fifo or prioritized.
+	Replay       string
+	BatchSize    int
+	LR           float64
+	PublishEvery int
+	GroupSize    int
+	MaxPolicyLag uint64
+	// Demos is the number of oracle demonstration episodes the scheduler
+	// issues first for the behaviour-cloning warm start (0: no warm start).
+	Demos     int
+	BCUpdates int
+	// Curriculum runs the task scheduler inside the learner.
+	Curriculum bool
+	// InFlight bounds the scheduler's outstanding assignments.
+	InFlight int
+	// MaxTier is the hardest tier scheduled: easy, medium or hard.
+	MaxTier string
+	// EvalFraction of assignments are greedy evaluation episodes on the
+	// held-out sites.
+	EvalFraction float64
+}
+
+// Run configures the main job.
+type Run struct {
+	// Duration stops the process after this long (0: run until a signal).
+	Duration time.Duration
+	// ReportEvery is the progress line interval of the reporter target.
+	ReportEvery time.Duration
+}
+
+func (l *Learner) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo, reinforce or grpo (env "+envName("algo")+")")
+	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling, fifo or prioritized; batches are task-balanced (env "+envName("replay")+")")
+	fs.IntVar(&l.BatchSize, "batch-size", 64, "learner: samples per update (env "+envName("batch-size")+")")
+	fs.Float64Var(&l.LR, "lr", 1e-3, "learner: Adam learning rate (env "+envName("lr")+")")
+	fs.IntVar(&l.PublishEvery, "publish-every", 10, "learner: publish weights every K updates (env "+envName("publish-every")+")")
+	fs.IntVar(&l.GroupSize, "group-size", 4, "learner: GRPO episodes per group of one task seed (env "+envName("group-size")+")")
+	fs.Uint64Var(&l.MaxPolicyLag, "max-policy-lag", 0, "learner: drop samples more than this many versions old; 0 = off (env "+envName("max-policy-lag")+")")
+	fs.IntVar(&l.Demos, "demos", 0, "learner: oracle demonstration episodes to schedule first for the behaviour-cloning warm start; 0 = none (env "+envName("demos")+")")
+	fs.IntVar(&l.BCUpdates, "bc-updates", 300, "learner: behaviour-cloning updates on demonstrations before RL (env "+envName("bc-updates")+")")
+	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")
+	fs.IntVar(&l.InFlight, "in-flight", 16, "learner: scheduled tasks outstanding at once (env "+envName("in-flight")+")")
+	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
+	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")
+}
+
+func (l *Learner) validate() error {
+	switch l.Algo {
+	case "", "ppo", "reinforce", "grpo":
+	default:
+		return fmt.Errorf("invalid -algo %q: want ppo, reinforce or grpo", l.Algo)
+	}
+	switch l.Replay {
+	case "", "fifo", "prioritized":
+	default:
+		return fmt.Errorf("invalid -replay %q: want fifo or prioritized", l.Replay)
+	}
+	switch l.MaxTier {
+	case "", "easy", "medium", "hard":
+	default:
+		return fmt.Errorf("invalid -max-tier %q: want easy, medium or hard", l.MaxTier)
+	}
+	switch {
+	case l.BatchSize < 0 || l.BatchSize > 4096:
+		return fmt.Errorf("invalid -batch-size %d: want 1..4096", l.BatchSize)
+	case l.LR < 0:
+		return fmt.Errorf("invalid -lr %v: want > 0", l.LR)
+	case l.PublishEvery < 0:
+		return fmt.Errorf("invalid -publish-every %d: want >= 1", l.PublishEvery)
+	case l.Demos < 0:
+		return fmt.Errorf("invalid -demos %d: want >= 0", l.Demos)
+	case l.EvalFraction < 0 || l.EvalFraction >= 1:
+		return fmt.Errorf("invalid -eval-fraction %v: want [0, 1)", l.EvalFraction)
+	}
+	return nil
+}
+
+func (r *Run) register(fs *flag.FlagSet) {
+	fs.DurationVar(&r.Duration, "duration", 0, "stop after this long, as on SIGTERM; 0 = run until a signal (env "+envName("duration")+")")
+	fs.DurationVar(&r.ReportEvery, "report-every", 15*time.Second, "reporter: progress line interval (env "+envName("report-every")+")")
+}

@@ -1,0 +1,105 @@
+// Package weightstopic reads the compacted weights topic: the newest
+// published version of a policy, checked against its own sha256. The actor
+// follows it to swap models; the learner reads it to continue the version
+// sequence after a restart.
+package weightstopic
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// Reader reads one policy's weights from a client consuming the topic from
+// its start.
+type Reader struct {
+	Client *kgo.Client
+	Topic  string
+	Policy string
+	Log    *slog.Logger
+	// OnBad is called for every undecodable or corrupt record of the policy.
+	OnBad func()
+}
+
+// Accept decodes r and returns it when it is a usable version of the policy
+// newer than have (any version when !haveAny).
+func (w *Reader) Accept(r *kgo.Record, have uint64, haveAny bool) (*eventspb.Weights, bool) {
+	if string(r.Key) != w.Policy || len(r.Value) == 0 {
+		return nil, false // another policy, or a tombstone
+	}
+	ev, err := eventspb.DecodeWeights(r.Value)
+	if err != nil {
+		w.Log.Warn("skipping undecodable weights", "offset", r.Offset, "err", err)
+		w.bad()
+		return nil, false
+	}
+	if ev.GetPolicyName() != w.Policy || (haveAny && ev.GetVersion() <= have) {
+		return nil, false
+	}
+	if sum := ev.GetOnnxSha256(); sum != "" {
+		got := sha256.Sum256(ev.GetOnnx())
+		if hex.EncodeToString(got[:]) != sum {
+			w.Log.Warn("skipping weights with a wrong onnx_sha256", "version", ev.GetVersion(), "offset", r.Offset)
+			w.bad()
+			return nil, false
+		}
+	}
+	return ev, true
+}
+
+func (w *Reader) bad() {
+	if w.OnBad != nil {
+		w.OnBad()
+	}
+}
+
+// CatchUp reads the topic up to its current end (at most timeout) and
+// returns the newest version of the policy, or nil when none is published.
+func (w *Reader) CatchUp(ctx context.Context, timeout time.Duration) (*eventspb.Weights, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ends, err := kadm.NewClient(w.Client).ListEndOffsets(ctx, w.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("unable to read the end of %s: %w", w.Topic, err)
+	}
+	if err := ends.Error(); err != nil {
+		return nil, fmt.Errorf("unable to read the end of %s: %w", w.Topic, err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+		}
+	})
+	var best *eventspb.Weights
+	for len(want) > 0 {
+		fs := w.Client.PollFetches(ctx)
+		if ctx.Err() != nil {
+			// The end offset can lie past the last record a consumer
+			// sees (a transaction marker): go on with what was read.
+			w.Log.Warn("weights topic not read to its end in time; using the newest version read",
+				"topic", w.Topic, "timeout", timeout, "version", best.GetVersion(), "found", best != nil)
+			return best, nil
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			w.Log.Warn("unable to fetch weights", "topic", t, "partition", p, "err", err)
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			if l, ok := w.Accept(r, best.GetVersion(), best != nil); ok {
+				best = l
+			}
+			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
+				delete(want, r.Partition)
+			}
+		})
+	}
+	return best, nil
+}

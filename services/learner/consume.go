@@ -1,0 +1,131 @@
+package learner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// consume turns transitions into samples until ctx ends. A record's offset
+// is marked for commit once its fate is decided: in the assembler or the
+// replay buffer, dead-lettered, or skipped with a counted reason.
+func (s *Service) consume(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		fs := s.consumer.PollRecords(ctx, 512)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			s.log.Warn("unable to fetch transitions", "topic", t, "partition", p, "err", err)
+		})
+		now := time.Now()
+		for _, r := range fs.Records() {
+			s.ingest(ctx, r, now)
+			s.consumer.MarkCommitRecords(r)
+		}
+		select {
+		case <-tick.C:
+			ready, dropped := s.asm.expire(now)
+			s.release(ready)
+			s.m.skipped.WithLabelValues("episode_incomplete").Add(float64(dropped))
+			s.m.pending.Set(float64(s.asm.pending()))
+		default:
+		}
+	}
+}
+
+// ingest decodes one transition. What cannot be trained on goes to the dlq
+// with its reason; training goes on.
+func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
+	tr, err := eventspb.DecodeTransition(r.Value)
+	if err != nil {
+		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_DECODE_ERROR, err.Error())
+		return
+	}
+	s.m.consumed.Inc()
+	if isHeldOut(tr.GetFamily(), tr.GetSite()) {
+		s.m.skipped.WithLabelValues("held_out").Inc()
+		return
+	}
+	demo := tr.GetAction().GetEnvelope().GetSource() == eventspb.Source_SOURCE_DEMO
+	if !demo && s.o.maxLag > 0 && tr.GetPolicyVersion()+s.o.maxLag < s.version.Load() {
+		s.m.skipped.WithLabelValues("stale").Inc()
+		return
+	}
+	f, err := s.arch.Featurize(tr.GetObs())
+	if err != nil {
+		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to featurize the state: "+err.Error())
+		return
+	}
+	c, err := s.arch.ChoiceOf(f, tr.GetAction())
+	if err != nil {
+		if demo && errors.Is(err, policy.ErrNotRepresentable) {
+			// The demonstrator may act in ways the policy's heads cannot
+			// express (typing key by key); such steps are skipped.
+			s.m.skipped.WithLabelValues("demo_not_representable").Inc()
+			return
+		}
+		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to map the action onto the policy's heads: "+err.Error())
+		return
+	}
+	smp := &sample{feats: f, choice: c, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
+		key: tr.GetFamily() + "/" + tr.GetSite()}
+	if demo {
+		// Cloning needs no return: demonstrations skip the assembler.
+		s.demos.add(smp)
+		s.demoIn.Add(1)
+		s.m.samples.WithLabelValues("demo").Inc()
+		return
+	}
+	group := ""
+	if s.o.hyper.Algo == GRPO {
+		group = tr.GetGroupId()
+	}
+	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), now))
+}
+
+func (s *Service) release(ready []*sample) {
+	if len(ready) == 0 {
+		return
+	}
+	s.replay.add(ready...)
+	s.ingested.Add(int64(len(ready)))
+	s.m.samples.WithLabelValues("policy").Add(float64(len(ready)))
+}
+
+// deadLetter sends a record the learner cannot use to the dlq.
+func (s *Service) deadLetter(ctx context.Context, r *kgo.Record, code eventspb.ReasonCode, reason string) {
+	s.m.deadLetters.WithLabelValues(code.String()).Inc()
+	env := eventspb.NewEnvelope(s.o.instance)
+	// The same source record always gives the same dead letter id: a
+	// record dead-lettered again after a crash (its offset was not
+	// committed yet) is recognised downstream as the same event.
+	env.EventId = eventspb.DeterministicID("learner-dlq", r.Topic, strconv.FormatInt(int64(r.Partition), 10), strconv.FormatInt(r.Offset, 10))
+	dl := &eventspb.DeadLetter{
+		Envelope: env, SourceTopic: r.Topic, SourcePartition: r.Partition, SourceOffset: r.Offset, SourceKey: r.Key,
+		Payload: r.Value, SourceTimestampUnixNano: r.Timestamp.UnixNano(), Reason: reason, ReasonCode: code,
+		Component: "learner", MessageType: "asyncwebrl.v1.Transition",
+	}
+	b, err := eventspb.Marshal(dl)
+	if err != nil {
+		s.log.Error("unable to encode a dead letter", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+		return
+	}
+	s.log.Warn("transition dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "reason", reason)
+	s.producer.Produce(ctx, &kgo.Record{Topic: s.catalog.Name(topics.DLQ), Key: []byte(r.Topic), Value: b}, func(rec *kgo.Record, err error) {
+		if err != nil {
+			s.log.Error("unable to write a dead letter", "err", fmt.Errorf("unable to produce: %w", err),
+				"source_topic", r.Topic, "source_partition", r.Partition, "source_offset", r.Offset)
+		}
+	})
+}

@@ -1,0 +1,386 @@
+package learner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// CurriculumConfig configures the task scheduler. Zero values take the
+// defaults named on each field.
+type CurriculumConfig struct {
+	// InFlight bounds the assignments waiting in the tasks topic, not yet
+	// taken by an actor (default 8): a short queue keeps the tier mix
+	// following recent success, and a non-empty one keeps executors from
+	// waiting for work.
+	InFlight int
+	// ActorGroup is the actors' consumer group on the tasks topic, whose
+	// lag is the queue (default: the catalog prefix + "actor").
+	ActorGroup string
+	// EvalFraction of assignments run greedily on the held-out test sites
+	// (default 0.2); they are never trained on.
+	EvalFraction float64
+	// Window is the number of recent training episodes per tier whose
+	// success decides promotion (default 40).
+	Window int
+	// Promote is the success rate over a full window that unlocks the next
+	// tier (default 0.8).
+	Promote float64
+	// MaxTier is the hardest tier issued (default hard).
+	MaxTier webenv.Tier
+	// Demos is the number of demonstration assignments issued first, round
+	// robin over every family's train sites (default 0).
+	Demos int
+	// GroupSize > 1 issues every training task that many times as one
+	// GRPO group (default 1; the learner sets it for GRPO).
+	GroupSize int
+	// Families restricts the families (default: all).
+	Families []string
+	// Seed seeds the scheduler's choices (default 1).
+	Seed uint64
+}
+
+func (c *CurriculumConfig) defaults() {
+	if c.InFlight == 0 {
+		c.InFlight = 8
+	}
+	if c.EvalFraction == 0 {
+		c.EvalFraction = 0.2
+	}
+	if c.Window == 0 {
+		c.Window = 40
+	}
+	if c.Promote == 0 {
+		c.Promote = 0.8
+	}
+	if c.MaxTier == 0 {
+		c.MaxTier = webenv.Hard
+	}
+	if c.GroupSize == 0 {
+		c.GroupSize = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+}
+
+// maxStepsOf is the step budget per tier.
+func maxStepsOf(t webenv.Tier) uint32 {
+	switch t {
+	case webenv.Easy:
+		return 6
+	case webenv.Medium:
+		return 12
+	}
+	return 20
+}
+
+// curriculum publishes tasks from easy to hard by recent success: it keeps
+// InFlight assignments outstanding, unlocks a tier once the one below it
+// succeeds often enough, keeps revisiting easier tiers, and spends a fixed
+// fraction on greedy evaluation episodes on the held-out sites.
+type curriculum struct {
+	c    CurriculumConfig
+	log  *slog.Logger
+	rng  *rand.Rand
+	fams map[webenv.Tier][]webenv.FamilyInfo
+	all  []webenv.FamilyInfo
+
+	mu          sync.Mutex
+	recent      map[webenv.Tier][]bool
+	unlocked    webenv.Tier
+	seed        int64
+	demosIssued int
+	issued      int
+
+	producer *kgo.Client
+	consumer *kgo.Client
+	tasks    string
+	instance string
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
+	c.defaults()
+	if c.EvalFraction < 0 || c.EvalFraction >= 1 {
+		return nil, fmt.Errorf("invalid curriculum eval fraction %v: want [0, 1)", c.EvalFraction)
+	}
+	if c.InFlight < 1 || c.Window < 1 || c.GroupSize < 1 || c.Demos < 0 {
+		return nil, errors.New("invalid curriculum: in-flight, window and group size must be positive, demos not negative")
+	}
+	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
+		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
+		recent: map[webenv.Tier][]bool{}, unlocked: webenv.Easy, seed: 1000}
+	for _, f := range webenv.Families() {
+		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
+			continue
+		}
+		if f.Tier > c.MaxTier {
+			continue
+		}
+		cu.fams[f.Tier] = append(cu.fams[f.Tier], f)
+		cu.all = append(cu.all, f)
+	}
+	for _, f := range c.Families {
+		if !slices.ContainsFunc(cu.all, func(fi webenv.FamilyInfo) bool { return fi.Name == f }) {
+			return nil, fmt.Errorf("unable to schedule unknown family %q (or above the max tier)", f)
+		}
+	}
+	if len(cu.all) == 0 {
+		return nil, errors.New("unable to schedule: no family selected")
+	}
+	for cu.unlocked < c.MaxTier && len(cu.fams[cu.unlocked]) == 0 {
+		cu.unlocked++
+	}
+	return cu, nil
+}
+
+func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, producer *kgo.Client, instance string) error {
+	cl, err := f.NewClient("learner-curriculum",
+		kgo.ConsumeTopics(cat.Name(topics.Episodes)),
+		// Only episodes from now on decide: a restarted scheduler starts
+		// easy again and is promoted as fast as the policy deserves.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()),
+	)
+	if err != nil {
+		return err
+	}
+	cu.consumer, cu.producer, cu.tasks, cu.instance = cl, producer, cat.Name(topics.Tasks), instance
+	if cu.c.ActorGroup == "" {
+		cu.c.ActorGroup = cat.Prefix + "actor"
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	cu.cancel = cancel
+	cu.done = make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); cu.follow(runCtx) }()
+	go func() { defer wg.Done(); cu.issue(runCtx) }()
+	go func() { wg.Wait(); close(cu.done) }()
+	cu.log.Info("curriculum running", "in_flight", cu.c.InFlight, "eval_fraction", cu.c.EvalFraction,
+		"demos", cu.c.Demos, "group_size", cu.c.GroupSize, "families", len(cu.all), "max_tier", cu.c.MaxTier.String())
+	return nil
+}
+
+func (cu *curriculum) stop(ctx context.Context) error {
+	if cu.cancel == nil {
+		return nil
+	}
+	cu.cancel()
+	select {
+	case <-cu.done:
+	case <-ctx.Done():
+		return fmt.Errorf("unable to stop the curriculum in time: %w", ctx.Err())
+	}
+	cu.consumer.Close()
+	return nil
+}
+
+// follow reads finished episodes: they free their assignment's slot and
+// feed the success windows.
+func (cu *curriculum) follow(ctx context.Context) {
+	for {
+		fs := cu.consumer.PollRecords(ctx, 256)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		for _, r := range fs.Records() {
+			ep, err := eventspb.DecodeEpisode(r.Value)
+			if err != nil {
+				continue // the recorder keeps bad records; nothing to schedule on
+			}
+			cu.finished(ep)
+		}
+	}
+}
+
+func (cu *curriculum) finished(ep *eventspb.Episode) {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	if ep.GetSplit() != eventspb.Split_SPLIT_TRAIN || ep.GetAborted() || ep.GetPolicyName() == "oracle" {
+		return
+	}
+	tier := webenv.Tier(ep.GetTier())
+	w := append(cu.recent[tier], ep.GetSuccess())
+	if len(w) > cu.c.Window {
+		w = w[len(w)-cu.c.Window:]
+	}
+	cu.recent[tier] = w
+	if tier == cu.unlocked && cu.unlocked < cu.c.MaxTier && len(w) >= cu.c.Window && rate(w) >= cu.c.Promote {
+		next := cu.unlocked + 1
+		for next < cu.c.MaxTier && len(cu.fams[next]) == 0 {
+			next++
+		}
+		if len(cu.fams[next]) > 0 {
+			cu.unlocked = next
+			cu.log.Info("curriculum promoted", "tier", next.String(), "success_below", rate(w))
+		}
+	}
+}
+
+func rate(w []bool) float64 {
+	if len(w) == 0 {
+		return 0
+	}
+	n := 0
+	for _, ok := range w {
+		if ok {
+			n++
+		}
+	}
+	return float64(n) / float64(len(w))
+}
+
+// issue keeps InFlight assignments queued: the queue is the actors'
+// consumer-group lag on the tasks topic.
+func (cu *curriculum) issue(ctx context.Context) {
+	adm := kadm.NewClient(cu.producer)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		queued, err := cu.queued(ctx, adm)
+		if err != nil {
+			if ctx.Err() == nil {
+				cu.log.Warn("unable to read the task queue; retrying", "err", err)
+			}
+			continue
+		}
+		for _, t := range cu.next(queued) {
+			b, err := eventspb.Marshal(t)
+			if err != nil {
+				cu.log.Error("unable to encode a task", "err", err)
+				continue
+			}
+			// Synchronous: the next lag reading must see these.
+			if err := cu.producer.ProduceSync(ctx, &kgo.Record{Topic: cu.tasks, Key: []byte(t.GetTaskId()), Value: b}).FirstErr(); err != nil {
+				if ctx.Err() == nil {
+					cu.log.Warn("unable to publish a task", "task", t.GetTaskId(), "err", err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// queued is the number of assignments no actor has taken (committed) yet.
+func (cu *curriculum) queued(ctx context.Context, adm *kadm.Client) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, cu.tasks)
+	if err != nil {
+		return 0, fmt.Errorf("unable to read the end of %s: %w", cu.tasks, err)
+	}
+	if err := ends.Error(); err != nil {
+		return 0, fmt.Errorf("unable to read the end of %s: %w", cu.tasks, err)
+	}
+	committed, err := adm.FetchOffsets(ctx, cu.c.ActorGroup)
+	if err != nil {
+		return 0, fmt.Errorf("unable to read the offsets of group %s: %w", cu.c.ActorGroup, err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		at := int64(0) // a new group starts at the oldest assignment
+		if c, ok := committed.Lookup(cu.tasks, o.Partition); ok && c.At >= 0 {
+			at = c.At
+		}
+		n += max(o.Offset-at, 0)
+	})
+	return int(n), nil
+}
+
+// next returns the assignments to publish when queued are waiting.
+func (cu *curriculum) next(queued int) []*eventspb.Task {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	var out []*eventspb.Task
+	for queued+len(out) < cu.c.InFlight {
+		out = append(out, cu.pick()...)
+	}
+	cu.issued += len(out)
+	return out
+}
+
+// pick chooses the next assignment (a GRPO group is several).
+func (cu *curriculum) pick() []*eventspb.Task {
+	if cu.demosIssued < cu.c.Demos {
+		f := cu.all[cu.demosIssued%len(cu.all)]
+		cu.demosIssued++
+		t := cu.task(f, cu.trainSite(f), eventspb.Split_SPLIT_TRAIN)
+		t.Demo, t.PolicyName = true, "oracle"
+		return []*eventspb.Task{t}
+	}
+	if cu.rng.Float64() < cu.c.EvalFraction {
+		tier := webenv.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
+		for len(cu.fams[tier]) == 0 {
+			tier = webenv.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
+		}
+		f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
+		t := cu.task(f, webenv.TestSite(f.Name), eventspb.Split_SPLIT_TEST)
+		t.Greedy = true
+		return []*eventspb.Task{t}
+	}
+	// The frontier tier most of the time, easier ones so they are not
+	// forgotten.
+	tier := cu.unlocked
+	if tier > webenv.Easy && cu.rng.Float64() < 0.4 {
+		tier = webenv.Tier(1 + cu.rng.IntN(int(tier)-1))
+	}
+	for len(cu.fams[tier]) == 0 {
+		tier--
+	}
+	f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
+	t := cu.task(f, cu.trainSite(f), eventspb.Split_SPLIT_TRAIN)
+	if cu.c.GroupSize < 2 {
+		return []*eventspb.Task{t}
+	}
+	t.GroupId = t.GetTaskId() + "/" + t.GetEnvelope().GetEventId()
+	t.GroupSize = uint32(cu.c.GroupSize)
+	out := []*eventspb.Task{t}
+	for range cu.c.GroupSize - 1 {
+		m := proto.Clone(t).(*eventspb.Task)
+		m.Envelope = eventspb.NewEnvelope(cu.instance)
+		out = append(out, m)
+	}
+	return out
+}
+
+func (cu *curriculum) trainSite(f webenv.FamilyInfo) string {
+	var train []string
+	for _, s := range f.Sites {
+		if s.Split == webenv.SplitTrain {
+			train = append(train, s.Name)
+		}
+	}
+	return train[cu.rng.IntN(len(train))]
+}
+
+func (cu *curriculum) task(f webenv.FamilyInfo, site string, split eventspb.Split) *eventspb.Task {
+	cu.seed++
+	return &eventspb.Task{
+		Envelope: eventspb.NewEnvelope(cu.instance),
+		TaskId:   f.Name + "/" + site + "/seed-" + strconv.FormatInt(cu.seed, 10),
+		Site:     site, Family: f.Name, Seed: cu.seed,
+		Tier: eventspb.Tier(f.Tier), Split: split, MaxSteps: maxStepsOf(f.Tier),
+	}
+}

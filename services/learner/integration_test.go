@@ -1,0 +1,287 @@
+package learner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// learnerProc is one learner process.
+type learnerProc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{} // closed when the process has exited; err is then set
+	err  error
+}
+
+func startLearner(t *testing.T, bin, dir, name string, seeds []string, prefix string) *learnerProc {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-target=learner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
+		"-instance-id="+name, "-admin-addr=127.0.0.1:0", "-run-dir="+dir, "-curriculum=false",
+		"-batch-size=16", "-publish-every=3", "-stop-timeout=60s")
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &learnerProc{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	})
+	return p
+}
+
+// transitions returns n synthetic click-button transitions in two-step
+// episodes: the first step clicks a wrong button (reward 0), the second
+// the right one (reward 1, done).
+func syntheticTransitions(t *testing.T, n int, seed uint64) [][]byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	labels := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
+	site := webenv.SitesOf("click-button", webenv.SplitTrain)[0]
+	var out [][]byte
+	for e := 0; len(out) < n; e++ {
+		obs, act := easyPage(rng, labels)
+		if act.GetType() != eventspb.ActionType_ACTION_TYPE_CLICK {
+			continue
+		}
+		ep := fmt.Sprintf("ep-%d-%d", seed, e)
+		wrong := &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "0", LogProb: -1.5}
+		if act.GetBid() == "0" {
+			wrong.Bid = "1"
+		}
+		act.LogProb = -1.5
+		for step, a := range []*eventspb.Action{wrong, act} {
+			a.Envelope = &eventspb.Envelope{Source: eventspb.Source_SOURCE_POLICY}
+			tr := &eventspb.Transition{
+				Envelope: eventspb.NewEnvelope("test"), EpisodeId: ep, Step: uint32(step), Obs: obs, NextObs: obs, Action: a,
+				Reward: float64(step), Done: step == 1, Success: step == 1, LogProbOld: a.GetLogProb(),
+				PolicyName: "default", Family: "click-button", Site: site, Tier: eventspb.Tier_TIER_EASY,
+			}
+			b, err := eventspb.Marshal(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// publishedVersions reads every weights record of the policy.
+func publishedVersions(ctx context.Context, t *testing.T, seeds []string, topic string) []*eventspb.Weights {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := int64(0)
+	ends.Each(func(o kadm.ListedOffset) { end = o.Offset })
+	var out []*eventspb.Weights
+	for read := int64(0); read < end; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: %v", topic, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			read = r.Offset + 1
+			w, err := eventspb.DecodeWeights(r.Value)
+			if err != nil {
+				t.Fatalf("undecodable weights at %d: %v", r.Offset, err)
+			}
+			out = append(out, w)
+		})
+	}
+	return out
+}
+
+// TestIntegrationLearnerResumesAndDeadLetters runs the learner as a process
+// on the real broker: bad records on the transitions topic go to the dlq
+// with a reason while training goes on; after kill -9 and a restart the
+// version sequence continues without a gap or a repeat.
+func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
+	seeds := testenv.Brokers(t)
+	prefix := testenv.Unique(t, "l") + "."
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(2))
+	admin, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerBatchMaxBytes(16<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, admin, cat); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		adm := kadm.NewClient(admin)
+		_, _ = adm.DeleteGroups(cctx, prefix+"learner")
+		_, _ = adm.DeleteTopics(cctx, cat.Names()...)
+	})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "asyncwebrl")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	trTopic, wTopic := cat.Name(topics.Transitions), cat.Name(topics.Weights)
+	produce := func(vals ...[]byte) {
+		t.Helper()
+		for _, v := range vals {
+			admin.Produce(ctx, &kgo.Record{Topic: trTopic, Key: []byte("k"), Value: v}, nil)
+		}
+		if err := admin.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bad data: undecodable bytes, and a transition whose frame is not an
+	// image (it decodes, but cannot be featurized).
+	badFrame := syntheticTransitions(t, 2, 99)[0]
+	tr, _ := eventspb.DecodeTransition(badFrame)
+	tr.Obs.Frame, tr.Obs.FrameFormat = []byte("not a png"), "png"
+	badFrame, _ = eventspb.Marshal(tr)
+	produce([]byte{0xff, 0x00, 0x13}, []byte("garbage"), badFrame)
+	produce(syntheticTransitions(t, 300, 1)...)
+
+	waitVersion := func(p *learnerProc, atLeast uint64) []*eventspb.Weights {
+		t.Helper()
+		for {
+			ws := publishedVersions(ctx, t, seeds, wTopic)
+			if len(ws) > 0 && ws[len(ws)-1].GetVersion() >= atLeast {
+				return ws
+			}
+			select {
+			case <-p.done:
+				t.Fatalf("learner exited: %v", p.err)
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	p1 := startLearner(t, bin, dir, "learner-a", seeds, prefix)
+	waitVersion(p1, 3)
+	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p1.done
+	before := publishedVersions(ctx, t, seeds, wTopic)
+	t.Logf("killed with SIGKILL after version %d", before[len(before)-1].GetVersion())
+
+	p2 := startLearner(t, bin, dir, "learner-b", seeds, prefix)
+	produce(syntheticTransitions(t, 300, 2)...)
+	last := before[len(before)-1].GetVersion()
+	waitVersion(p2, last+2)
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p2.done
+	if p2.err != nil {
+		t.Fatalf("learner did not stop cleanly on SIGTERM: %v", p2.err)
+	}
+	all := publishedVersions(ctx, t, seeds, wTopic)
+	var vs []uint64
+	for i, w := range all {
+		vs = append(vs, w.GetVersion())
+		if w.GetVersion() != uint64(i+1) || w.GetParentVersion() != uint64(i) {
+			t.Errorf("record %d: version %d parent %d, want %d and %d", i, w.GetVersion(), w.GetParentVersion(), i+1, i)
+		}
+		if len(w.GetOnnx()) == 0 || w.GetArchitecture() == "" || w.GetOnnxSha256() == "" {
+			t.Errorf("version %d lacks its model, architecture or checksum", w.GetVersion())
+		}
+	}
+	t.Logf("versions published across the kill: %v", vs)
+	if !slices.Contains(vs, last+1) {
+		t.Fatalf("no version after the kill: %v", vs)
+	}
+	if !strings.Contains(readFile(t, p2.log), `from="weights topic"`) && !strings.Contains(readFile(t, p2.log), "from=checkpoint") {
+		t.Errorf("the restarted learner did not resume from the topic or the checkpoint")
+	}
+
+	// Every bad record is in the dlq, with the learner's reason.
+	// A record the killed learner dead-lettered but had not committed is
+	// dead-lettered again by its successor, under the same event id (it
+	// is derived from the source offset), so the recorder keeps one.
+	dl := deadLetters(ctx, t, seeds, cat.Name(topics.DLQ), 3)
+	codes := map[eventspb.ReasonCode]int{}
+	ids := map[string]bool{}
+	for _, d := range dl {
+		if ids[d.GetEnvelope().GetEventId()] {
+			continue
+		}
+		ids[d.GetEnvelope().GetEventId()] = true
+		if d.GetComponent() != "learner" || d.GetSourceTopic() != trTopic || d.GetReason() == "" {
+			t.Errorf("dead letter %+v: want component learner, source %s and a reason", d, trTopic)
+		}
+		codes[d.GetReasonCode()]++
+	}
+	if codes[eventspb.ReasonCode_REASON_CODE_DECODE_ERROR] != 2 || codes[eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID] != 1 {
+		t.Errorf("dead letters by code %v: want 2 decode errors and 1 wrong shape", codes)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// deadLetters reads the dlq until it holds want records.
+func deadLetters(ctx context.Context, t *testing.T, seeds []string, topic string, want int) []*eventspb.DeadLetter {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*eventspb.DeadLetter
+	for len(out) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("dlq holds %d of %d dead letters: %v", len(out), want, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			d, err := eventspb.DecodeDeadLetter(r.Value)
+			if err != nil {
+				t.Fatalf("undecodable dead letter: %v", err)
+			}
+			out = append(out, d)
+		})
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package learner
+
+import (
+	"context"
+	"time"
+)
+
+// train is the torch thread: it builds the model, reports ready, and then
+// takes updates as experience allows. Behaviour cloning on demonstrations
+// comes first (when any arrive); policy-gradient updates are paced so that
+// each ingested sample is used replayRatio times on average.
+func (s *Service) train(ctx context.Context, ready chan<- error) error {
+	t, err := newTrainer(s.arch, s.params, s.o.hyper)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	s.params = nil // the model owns them now
+	ready <- nil
+
+	var bcUpdates int
+	lastPublish := s.updates.Load()
+	var st stepStats
+	idle := time.NewTimer(0)
+	defer idle.Stop()
+	for ctx.Err() == nil {
+		var batch []*sample
+		switch {
+		case s.o.bcUpdates > 0 && !s.bcDone.Load() && s.demos.len() >= s.o.batchSize/2:
+			batch = s.demos.batch(s.o.batchSize)
+			bcUpdates++
+			if bcUpdates >= s.o.bcUpdates {
+				s.bcDone.Store(true)
+				s.log.Info("behaviour-cloning warm start done", "updates", bcUpdates, "demo_samples", s.demoIn.Load())
+			}
+		case s.replay.len() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
+			batch = s.replay.batch(s.o.batchSize)
+			s.rlUpdates++
+		}
+		if batch == nil {
+			idle.Reset(50 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-idle.C:
+			}
+			continue
+		}
+		t0 := time.Now()
+		if st, err = t.step(batch); err != nil {
+			return err
+		}
+		s.m.updateSeconds.Observe(time.Since(t0).Seconds())
+		if !batch[0].demo {
+			s.replay.reprioritize(batch, st.absAdv)
+		}
+		n := s.updates.Add(1)
+		s.m.updates.Inc()
+		s.m.loss.Set(st.Loss)
+		s.m.entropy.Set(st.Entropy)
+		s.statsMu.Lock()
+		s.last = st
+		s.statsMu.Unlock()
+		if n-lastPublish >= int64(s.o.publishK) {
+			if err := s.publish(ctx, t, st); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				s.log.Error("unable to publish weights; training goes on", "err", err)
+				continue
+			}
+			lastPublish = n
+		}
+	}
+	// A last version with what was learned since the previous one.
+	if s.updates.Load() > lastPublish {
+		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := s.publish(pctx, t, st); err != nil {
+			s.log.Warn("unable to publish the final weights", "err", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package learner
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+)
+
+// Option configures a Service.
+type Option func(*options)
+
+type options struct {
+	log        *slog.Logger
+	reg        prometheus.Registerer
+	policyName string
+	group      string
+	instance   string
+	arch       policy.Architecture
+	hyper      Hyper
+	sampling   Sampling
+	batchSize  int
+	capacity   int
+	replayRat  float64
+	maxUses    int
+	minReplay  int
+	publishK   int
+	gamma      float64
+	groupSize  int
+	maxLag     uint64
+	bcUpdates  int
+	ckptDir    string
+	seed       uint64
+	curriculum *CurriculumConfig
+	openTTL    time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		reg:        prometheus.NewRegistry(),
+		policyName: "default",
+		instance:   "learner",
+		arch:       policy.DefaultArchitecture(),
+		hyper:      DefaultHyper(),
+		sampling:   FIFO,
+		batchSize:  64,
+		capacity:   4096,
+		replayRat:  4,
+		maxUses:    8,
+		minReplay:  128,
+		publishK:   10,
+		gamma:      0.95,
+		groupSize:  4,
+		bcUpdates:  300,
+		seed:       1,
+		openTTL:    2 * time.Minute,
+	}
+}
+
+func (o *options) validate() error {
+	switch {
+	case o.batchSize < 1 || o.batchSize > 4096:
+		return fmt.Errorf("invalid learner batch size %d: want 1..4096", o.batchSize)
+	case o.capacity < o.batchSize:
+		return fmt.Errorf("invalid replay capacity %d: want at least the batch size %d", o.capacity, o.batchSize)
+	case o.publishK < 1:
+		return fmt.Errorf("invalid publish interval %d updates: want at least 1", o.publishK)
+	case o.gamma <= 0 || o.gamma > 1:
+		return fmt.Errorf("invalid discount %v: want (0, 1]", o.gamma)
+	case o.replayRat <= 0:
+		return fmt.Errorf("invalid replay ratio %v: want > 0", o.replayRat)
+	case o.hyper.LR <= 0:
+		return fmt.Errorf("invalid learning rate %v: want > 0", o.hyper.LR)
+	case o.groupSize < 2 && o.hyper.Algo == GRPO:
+		return fmt.Errorf("invalid GRPO group size %d: want at least 2", o.groupSize)
+	case o.policyName == "":
+		return fmt.Errorf("invalid policy name: empty")
+	}
+	if _, err := ParseAlgo(string(o.hyper.Algo)); err != nil {
+		return err
+	}
+	return o.arch.Validate()
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithMetrics registers the learner's metrics on reg (default: a private
+// registry).
+func WithMetrics(reg prometheus.Registerer) Option { return func(o *options) { o.reg = reg } }
+
+// WithPolicyName sets the policy trained and published, the weights topic's
+// key (default "default").
+func WithPolicyName(n string) Option { return func(o *options) { o.policyName = n } }
+
+// WithGroup sets the consumer group on the transitions topic (default: the
+// catalog prefix + "learner").
+func WithGroup(g string) Option { return func(o *options) { o.group = g } }
+
+// WithInstanceID names this process in events (default "learner").
+func WithInstanceID(id string) Option { return func(o *options) { o.instance = id } }
+
+// WithArchitecture sets the network for a fresh start (default
+// policy.DefaultArchitecture); published weights and checkpoints carry
+// their own.
+func WithArchitecture(a policy.Architecture) Option { return func(o *options) { o.arch = a } }
+
+// WithHyper sets the optimisation settings (default DefaultHyper: PPO).
+func WithHyper(h Hyper) Option { return func(o *options) { o.hyper = h } }
+
+// WithSampling picks FIFO or prioritized replay (default FIFO); batches are
+// task-balanced either way.
+func WithSampling(s Sampling) Option { return func(o *options) { o.sampling = s } }
+
+// WithBatchSize sets the samples per update (default 64).
+func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
+
+// WithCapacity sets the replay buffer's size in samples (default 4096);
+// small keeps PPO near on-policy.
+func WithCapacity(n int) Option { return func(o *options) { o.capacity = n } }
+
+// WithReplayRatio sets how many times, on average, each ingested sample is
+// trained on (default 4): updates are paced by experience, so the learner
+// never spins on stale data while actors are slow.
+func WithReplayRatio(r float64) Option { return func(o *options) { o.replayRat = r } }
+
+// WithMaxUses evicts a sample after it was in this many batches (default 8).
+func WithMaxUses(n int) Option { return func(o *options) { o.maxUses = n } }
+
+// WithMinReplay sets the samples needed before the first policy-gradient
+// update (default 128).
+func WithMinReplay(n int) Option { return func(o *options) { o.minReplay = n } }
+
+// WithPublishEvery publishes weights every k updates (default 10).
+func WithPublishEvery(k int) Option { return func(o *options) { o.publishK = k } }
+
+// WithGamma sets the discount of returns (default 0.95).
+func WithGamma(g float64) Option { return func(o *options) { o.gamma = g } }
+
+// WithGroupSize sets GRPO's episodes per group (default 4); the curriculum
+// issues groups of this size.
+func WithGroupSize(n int) Option { return func(o *options) { o.groupSize = n } }
+
+// WithMaxPolicyLag drops samples whose policy version is more than lag
+// behind the version being trained (default 0: off).
+func WithMaxPolicyLag(lag uint64) Option { return func(o *options) { o.maxLag = lag } }
+
+// WithBCUpdates sets the behaviour-cloning warm start: this many updates on
+// demonstrations (source = SOURCE_DEMO) before policy-gradient training
+// starts, when demonstrations arrive (default 300; 0 turns cloning off).
+func WithBCUpdates(n int) Option { return func(o *options) { o.bcUpdates = n } }
+
+// WithCheckpointDir keeps checkpoints in dir (default: none).
+func WithCheckpointDir(dir string) Option { return func(o *options) { o.ckptDir = dir } }
+
+// WithSeed seeds the fresh initialisation and replay sampling (default 1).
+func WithSeed(s uint64) Option { return func(o *options) { o.seed = s } }
+
+// WithCurriculum runs the task scheduler inside the learner (default: off).
+func WithCurriculum(c CurriculumConfig) Option { return func(o *options) { o.curriculum = &c } }

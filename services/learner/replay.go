@@ -1,0 +1,136 @@
+package learner
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+)
+
+// Sampling is how the replay buffer picks a batch.
+type Sampling string
+
+const (
+	// FIFO keeps the newest samples and draws uniformly among them.
+	FIFO Sampling = "fifo"
+	// Prioritized draws in proportion to (|advantage| + ε)^α, the
+	// advantage seen the last time the sample was trained on: surprising
+	// steps are replayed more.
+	Prioritized Sampling = "prioritized"
+)
+
+// ParseSampling checks a flag value.
+func ParseSampling(s string) (Sampling, error) {
+	switch x := Sampling(s); x {
+	case FIFO, Prioritized:
+		return x, nil
+	}
+	return "", fmt.Errorf("unknown replay sampling %q (want fifo or prioritized)", s)
+}
+
+// Prioritized replay's exponent and floor.
+const (
+	prioAlpha = 0.6
+	prioEps   = 0.05
+)
+
+// replay is a bounded buffer of samples. Batches are task-balanced: a task
+// key (family/site) is drawn uniformly among those present, then a sample of
+// it, so a family that yields long episodes or many steps does not crowd
+// out the others. Samples leave when the buffer is full (oldest first) or
+// after maxUses batches.
+type replay struct {
+	mu       sync.Mutex
+	capacity int
+	maxUses  int
+	kind     Sampling
+	rng      *rand.Rand
+	items    []*sample // oldest first
+	added    int64
+}
+
+func newReplay(capacity, maxUses int, kind Sampling, seed uint64) *replay {
+	return &replay{capacity: capacity, maxUses: maxUses, kind: kind, rng: rand.New(rand.NewPCG(seed, 7))}
+}
+
+func (r *replay) add(ss ...*sample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range ss {
+		if s.prio == 0 {
+			s.prio = 1 // new samples are drawn at least once soon
+		}
+	}
+	r.items = append(r.items, ss...)
+	r.added += int64(len(ss))
+	if over := len(r.items) - r.capacity; over > 0 {
+		r.items = slices.Delete(r.items, 0, over)
+	}
+}
+
+func (r *replay) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.items)
+}
+
+// batch draws n samples (with replacement across keys, without within one
+// draw where possible). It returns nil when the buffer is empty.
+func (r *replay) batch(n int) []*sample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.items) == 0 {
+		return nil
+	}
+	byKey := map[string][]int{}
+	var keys []string
+	for i, s := range r.items {
+		if _, ok := byKey[s.key]; !ok {
+			keys = append(keys, s.key)
+		}
+		byKey[s.key] = append(byKey[s.key], i)
+	}
+	slices.Sort(keys) // map order must not leak into a seeded draw
+	out := make([]*sample, 0, n)
+	for range n {
+		idx := byKey[keys[r.rng.IntN(len(keys))]]
+		out = append(out, r.items[r.pick(idx)])
+	}
+	for _, s := range out {
+		s.uses++
+	}
+	if r.maxUses > 0 {
+		r.items = slices.DeleteFunc(r.items, func(s *sample) bool { return s.uses >= r.maxUses })
+	}
+	return out
+}
+
+func (r *replay) pick(idx []int) int {
+	if r.kind != Prioritized {
+		return idx[r.rng.IntN(len(idx))]
+	}
+	var total float64
+	for _, i := range idx {
+		total += math.Pow(r.items[i].prio+prioEps, prioAlpha)
+	}
+	x := r.rng.Float64() * total
+	for _, i := range idx {
+		x -= math.Pow(r.items[i].prio+prioEps, prioAlpha)
+		if x <= 0 {
+			return i
+		}
+	}
+	return idx[len(idx)-1]
+}
+
+// reprioritize records the advantages last seen for a batch's samples.
+func (r *replay) reprioritize(batch []*sample, absAdv []float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, s := range batch {
+		if i < len(absAdv) {
+			s.prio = absAdv[i]
+		}
+	}
+}

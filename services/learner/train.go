@@ -1,0 +1,375 @@
+package learner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+)
+
+// Algo is the policy-gradient objective.
+type Algo string
+
+const (
+	// PPO clips the importance ratio exp(logp - logp_old) of the stored
+	// behaviour log-prob, with a value baseline and an entropy bonus.
+	PPO Algo = "ppo"
+	// Reinforce is the plain score-function gradient with a learned value
+	// baseline; it ignores logp_old, so it is only right near on-policy.
+	Reinforce Algo = "reinforce"
+	// GRPO is multi-turn group-relative PPO: every step of an episode gets
+	// the episode's return normalised within its group (episodes of the
+	// same task seed), no critic needed.
+	GRPO Algo = "grpo"
+)
+
+// ParseAlgo checks a flag value.
+func ParseAlgo(s string) (Algo, error) {
+	switch a := Algo(s); a {
+	case PPO, Reinforce, GRPO:
+		return a, nil
+	}
+	return "", fmt.Errorf("unknown algorithm %q (want ppo, reinforce or grpo)", s)
+}
+
+// Hyper are the optimisation settings.
+type Hyper struct {
+	Algo        Algo
+	LR          float64
+	ClipEps     float64
+	ValueCoef   float64
+	EntropyCoef float64
+	// BCCoef weighs the behaviour-cloning loss of demonstration samples.
+	BCCoef      float64
+	MaxGradNorm float64
+}
+
+// DefaultHyper are settings that train the default architecture on the
+// easy tier in minutes on two cores.
+func DefaultHyper() Hyper {
+	return Hyper{Algo: PPO, LR: 1e-3, ClipEps: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, BCCoef: 1, MaxGradNorm: 1}
+}
+
+// sample is one training example: a featurized stable state, the action
+// taken as head indices, and what the objective needs.
+type sample struct {
+	feats   *policy.Features
+	choice  policy.Choice
+	logpOld float64
+	// ret is the discounted return from this step on.
+	ret float64
+	// adv is the group-relative advantage (GRPO only).
+	adv     float64
+	demo    bool
+	version uint64
+	// key balances batches: family/site of the task.
+	key string
+	// prio is the prioritized replay's priority (|advantage| seen last).
+	prio float64
+	uses int
+}
+
+// stepStats are one update's diagnostics.
+type stepStats struct {
+	Loss, PolicyLoss, ValueLoss, Entropy, BCLoss, ClipFrac, ApproxKL float64
+	Policy, Demo                                                     int
+	// absAdv[i] is |advantage| of batch sample i (the new priority).
+	absAdv []float64
+}
+
+// trainer owns the model and its optimiser. All methods run on the torch
+// thread.
+type trainer struct {
+	arch  policy.Architecture
+	model *policyModel
+	opt   *nn.Optimizer
+	hp    Hyper
+}
+
+func newTrainer(arch policy.Architecture, params policy.Params, hp Hyper) (*trainer, error) {
+	m, err := newPolicyModel(arch, params)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := nn.DefaultAdamConfig().Build(m.vs, hp.LR)
+	if err != nil {
+		m.close()
+		return nil, fmt.Errorf("unable to build the optimiser: %w", err)
+	}
+	return &trainer{arch: arch, model: m, opt: opt, hp: hp}, nil
+}
+
+func (t *trainer) close() { t.model.close() }
+
+// step runs one gradient update on batch. Demonstration samples get the
+// behaviour-cloning loss -log π(a_demo|s); policy samples the algorithm's.
+func (t *trainer) step(batch []*sample) (stepStats, error) {
+	var st stepStats
+	B := len(batch)
+	if B == 0 {
+		return st, fmt.Errorf("unable to train on an empty batch")
+	}
+	fs := make([]*policy.Features, B)
+	choices := make([]policy.Choice, B)
+	for i, s := range batch {
+		fs[i], choices[i] = s.feats, s.choice
+	}
+	stacked, err := t.arch.Stack(fs)
+	if err != nil {
+		return st, err
+	}
+	in, err := batchInputs(stacked)
+	if err != nil {
+		return st, err
+	}
+	defer func() {
+		for _, x := range in {
+			_ = x.Drop()
+		}
+	}()
+	out, err := t.model.forward(in)
+	if err != nil {
+		return st, err
+	}
+	s := &scope{}
+	s.tmp = append(s.tmp, out.typeLogits, out.elemLogits, out.candLogits, out.value)
+	defer func() { _ = s.finish() }()
+
+	values, err := float64Values(out.value)
+	if err != nil {
+		return st, err
+	}
+	// Advantages are computed in Go: the value is a baseline, never
+	// differentiated through the policy term.
+	adv := make([]float64, B)
+	polMask, demoMask := make([]float32, B), make([]float32, B)
+	var polIdx []int
+	for i, x := range batch {
+		if x.demo {
+			demoMask[i] = 1
+			st.Demo++
+			continue
+		}
+		polMask[i] = 1
+		st.Policy++
+		polIdx = append(polIdx, i)
+		if t.hp.Algo == GRPO {
+			adv[i] = x.adv
+		} else {
+			adv[i] = x.ret - values[i]
+		}
+	}
+	st.absAdv = make([]float64, B)
+	for i := range adv {
+		st.absAdv[i] = math.Abs(adv[i])
+	}
+	if t.hp.Algo != GRPO && len(polIdx) > 1 {
+		// Normalised per batch: the step size stops depending on the
+		// reward scale.
+		var mean, sq float64
+		for _, i := range polIdx {
+			mean += adv[i]
+		}
+		mean /= float64(len(polIdx))
+		for _, i := range polIdx {
+			sq += (adv[i] - mean) * (adv[i] - mean)
+		}
+		std := math.Sqrt(sq/float64(len(polIdx))) + 1e-6
+		for _, i := range polIdx {
+			adv[i] = (adv[i] - mean) / std
+		}
+	}
+	advF, retF, oldF := make([]float32, B), make([]float32, B), make([]float32, B)
+	for i, x := range batch {
+		advF[i], retF[i], oldF[i] = float32(adv[i]), float32(x.ret), float32(x.logpOld)
+	}
+	Bn := int64(B)
+	advT := s.keep(float32Tensor(advF, Bn))
+	retT := s.keep(float32Tensor(retF, Bn))
+	oldT := s.keep(float32Tensor(oldF, Bn))
+	polT := s.keep(float32Tensor(polMask, Bn))
+	demoT := s.keep(float32Tensor(demoMask, Bn))
+	if s.err != nil {
+		return st, s.err
+	}
+	logp, err := jointLogProb(&t.arch, out, choices)
+	if err != nil {
+		return st, err
+	}
+	s.tmp = append(s.tmp, logp)
+	ent, err := jointEntropy(&t.arch, out)
+	if err != nil {
+		return st, err
+	}
+	s.tmp = append(s.tmp, ent)
+
+	var pgPer *ts.Tensor // [B], per-sample policy loss
+	switch t.hp.Algo {
+	case Reinforce:
+		pgPer = s.neg(s.mul(logp, advT))
+	default: // PPO, GRPO: clipped surrogate on the stored behaviour log-prob
+		ratio := s.exp(s.sub(logp, oldT))
+		clipped := s.clamp(ratio, 1-t.hp.ClipEps, 1+t.hp.ClipEps)
+		pgPer = s.neg(s.minimum(s.mul(ratio, advT), s.mul(clipped, advT)))
+		if r, err := s.values(ratio); err == nil {
+			var kl float64
+			for _, i := range polIdx {
+				if math.Abs(r[i]-1) > t.hp.ClipEps {
+					st.ClipFrac++
+				}
+				kl += -math.Log(math.Max(r[i], 1e-12))
+			}
+			if len(polIdx) > 0 {
+				st.ClipFrac /= float64(len(polIdx))
+				st.ApproxKL = kl / float64(len(polIdx))
+			}
+		}
+	}
+	nPol, nDemo := float64(max(st.Policy, 1)), float64(max(st.Demo, 1))
+	pgLoss := s.mulScalar(s.sumAll(s.mul(pgPer, polT)), 1/nPol)
+	entMean := s.mulScalar(s.sumAll(s.mul(ent, polT)), 1/nPol)
+	bcLoss := s.mulScalar(s.sumAll(s.mul(s.neg(logp), demoT)), 1/nDemo)
+	v := s.reshape(out.value, -1)
+	vLoss := s.mulScalar(s.sumAll(s.square(s.sub(v, retT))), 1/float64(B))
+	var total *ts.Tensor
+	if t.hp.Algo == GRPO {
+		// No critic in GRPO's objective; the value head still learns (a
+		// small term) so that a switch to PPO starts from a baseline.
+		total = s.add(pgLoss, s.mulScalar(vLoss, 0.1*t.hp.ValueCoef))
+	} else {
+		total = s.add(pgLoss, s.mulScalar(vLoss, t.hp.ValueCoef))
+	}
+	total = s.sub(total, s.mulScalar(entMean, t.hp.EntropyCoef))
+	total = s.add(total, s.mulScalar(bcLoss, t.hp.BCCoef))
+	if s.err != nil {
+		return st, fmt.Errorf("unable to compute the loss: %w", s.err)
+	}
+	for _, x := range []struct {
+		t   *ts.Tensor
+		dst *float64
+	}{{total, &st.Loss}, {pgLoss, &st.PolicyLoss}, {vLoss, &st.ValueLoss}, {entMean, &st.Entropy}, {bcLoss, &st.BCLoss}} {
+		vals, err := float64Values(x.t)
+		if err != nil {
+			return st, err
+		}
+		*x.dst = vals[0]
+	}
+	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
+		return st, fmt.Errorf("unable to train: the loss is %v", st.Loss)
+	}
+	if err := t.backwardStep(total); err != nil {
+		return st, fmt.Errorf("unable to take an optimiser step: %w", err)
+	}
+	return st, nil
+}
+
+// backwardStep is zero-grad, backward, clip the global gradient norm to
+// MaxGradNorm, step. gotch's own BackwardStepClipNorm takes the var store's
+// lock twice (ClipGradNorm, then TrainableVariables) and deadlocks, so the
+// clipping is done here on the model's parameters.
+func (t *trainer) backwardStep(loss *ts.Tensor) error {
+	if err := t.opt.ZeroGrad(); err != nil {
+		return err
+	}
+	if err := loss.Backward(); err != nil {
+		return err
+	}
+	if t.hp.MaxGradNorm > 0 {
+		grads := make([]*ts.Tensor, 0, len(t.model.params))
+		defer func() {
+			for _, g := range grads {
+				_ = g.Drop()
+			}
+		}()
+		var sq float64
+		for _, p := range t.model.params {
+			g, err := p.Grad(false)
+			if err != nil {
+				return err
+			}
+			grads = append(grads, g)
+			if ok, err := g.Defined(); err != nil || !ok {
+				continue // a parameter the loss does not reach
+			}
+			n, err := g.Norm(false)
+			if err != nil {
+				return err
+			}
+			v, err := float64Values(n)
+			_ = n.Drop()
+			if err != nil {
+				return err
+			}
+			sq += v[0] * v[0]
+		}
+		norm := math.Sqrt(sq)
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return fmt.Errorf("the gradient norm is %v", norm)
+		}
+		if coef := t.hp.MaxGradNorm / (norm + 1e-6); coef < 1 {
+			for _, g := range grads {
+				if ok, err := g.Defined(); err == nil && ok {
+					if err := g.MulScalar_(ts.FloatScalar(coef)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return t.opt.Step()
+}
+
+// values copies x out (detached).
+func (s *scope) values(x *ts.Tensor) ([]float64, error) {
+	if !s.ok(x) {
+		return nil, s.err
+	}
+	return float64Values(x)
+}
+
+func (s *scope) sub(x, y *ts.Tensor) *ts.Tensor {
+	if !s.ok(x, y) {
+		return nil
+	}
+	return s.keep(x.Sub(y, false))
+}
+
+func (s *scope) clamp(x *ts.Tensor, lo, hi float64) *ts.Tensor {
+	if !s.ok(x) {
+		return nil
+	}
+	return s.keep(x.Clamp(ts.FloatScalar(lo), ts.FloatScalar(hi), false))
+}
+
+func (s *scope) minimum(x, y *ts.Tensor) *ts.Tensor {
+	if !s.ok(x, y) {
+		return nil
+	}
+	return s.keep(x.Minimum(y, false))
+}
+
+func (s *scope) square(x *ts.Tensor) *ts.Tensor {
+	if !s.ok(x) {
+		return nil
+	}
+	return s.keep(x.Square(false))
+}
+
+func (s *scope) mulScalar(x *ts.Tensor, v float64) *ts.Tensor {
+	if !s.ok(x) {
+		return nil
+	}
+	return s.keep(x.MulScalar(ts.FloatScalar(v), false))
+}
+
+// sumAll sums every element into a scalar tensor.
+func (s *scope) sumAll(x *ts.Tensor) *ts.Tensor {
+	if !s.ok(x) {
+		return nil
+	}
+	return s.keep(x.Sum(gotch.Float, false))
+}

@@ -1,0 +1,225 @@
+package learner
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+func TestReplayBalancesTasksAndEvicts(t *testing.T) {
+	r := newReplay(100, 3, FIFO, 1)
+	// 90 samples of task a, 10 of task b: balanced draws pick b about half
+	// the time, not a tenth.
+	for i := range 100 {
+		key := "a"
+		if i%10 == 0 {
+			key = "b"
+		}
+		r.add(&sample{key: key})
+	}
+	b := 0
+	const draws = 60
+	for _, s := range r.batch(draws) {
+		if s.key == "b" {
+			b++
+		}
+	}
+	if b < draws/4 || b > 3*draws/4 {
+		t.Errorf("task b drawn %d of %d times; want about half", b, draws)
+	}
+	// Capacity keeps the newest.
+	r2 := newReplay(10, 0, FIFO, 1)
+	for i := range 25 {
+		r2.add(&sample{key: "a", ret: float64(i)})
+	}
+	if r2.len() != 10 || r2.items[0].ret != 15 {
+		t.Errorf("after 25 adds to capacity 10: len %d, oldest %v; want 10 and 15", r2.len(), r2.items[0].ret)
+	}
+	// maxUses evicts.
+	r3 := newReplay(10, 2, FIFO, 1)
+	r3.add(&sample{key: "a"})
+	r3.batch(1)
+	r3.batch(1)
+	if r3.len() != 0 {
+		t.Errorf("a sample used twice with maxUses 2 is still there")
+	}
+}
+
+func TestPrioritizedReplayPrefersSurprise(t *testing.T) {
+	r := newReplay(100, 0, Prioritized, 2)
+	hi := &sample{key: "a"}
+	r.add(hi)
+	for range 9 {
+		r.add(&sample{key: "a"})
+	}
+	for _, s := range r.items {
+		s.prio = 0
+	}
+	hi.prio = 5
+	n := 0
+	for _, s := range r.batch(200) {
+		if s == hi {
+			n++
+		}
+	}
+	// weights: 5.05^0.6 ≈ 2.64 vs 0.05^0.6 ≈ 0.17 each: about 63%.
+	if n < 100 {
+		t.Errorf("high-priority sample drawn %d of 200 times; want most", n)
+	}
+}
+
+func TestAssemblerReturnsAndGroups(t *testing.T) {
+	now := time.Now()
+	a := newAssembler(0.5, false, 0, time.Minute)
+	s0, s1, s2 := &sample{}, &sample{}, &sample{}
+	// Out of order, with a duplicate step.
+	if out := a.add("e", "", 1, s1, 0, false, now); out != nil {
+		t.Fatal("released before done")
+	}
+	a.add("e", "", 0, s0, 1, false, now)
+	a.add("e", "", 0, &sample{}, 100, false, now) // duplicate step 0: ignored
+	out := a.add("e", "", 2, s2, 2, true, now)
+	if len(out) != 3 || out[0] != s0 || out[2] != s2 {
+		t.Fatalf("released %d samples in the wrong order", len(out))
+	}
+	// ret2 = 2, ret1 = 0 + 0.5·2 = 1, ret0 = 1 + 0.5·1 = 1.5
+	if s2.ret != 2 || s1.ret != 1 || s0.ret != 1.5 {
+		t.Errorf("returns %v %v %v; want 1.5 1 2", s0.ret, s1.ret, s2.ret)
+	}
+
+	g := newAssembler(1, true, 2, time.Minute)
+	w, l := &sample{}, &sample{}
+	if out := g.add("win", "g1", 0, w, 1, true, now); out != nil {
+		t.Fatal("a group was released before it was complete")
+	}
+	out = g.add("lose", "g1", 0, l, 0, true, now)
+	if len(out) != 2 || !(w.adv > 0.9 && l.adv < -0.9) {
+		t.Errorf("group advantages %v / %v; want about +1 / -1", w.adv, l.adv)
+	}
+	// Equal returns teach nothing.
+	if out := releaseGroup(&openGroup{episodes: [][]*sample{{{}}, {{}}}, returns: []float64{1, 1}}); out != nil {
+		t.Error("a group with equal returns was released")
+	}
+	// An episode that never ends is expired.
+	a.add("stuck", "", 0, &sample{}, 0, false, now)
+	if _, dropped := a.expire(now.Add(2 * time.Minute)); dropped != 1 || a.pending() != 0 {
+		t.Errorf("expire dropped %d, %d pending; want 1 and 0", dropped, a.pending())
+	}
+}
+
+func TestCurriculumPromotesEvaluatesAndBounds(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cu, err := newCurriculum(CurriculumConfig{InFlight: 8, EvalFraction: 0.25, Window: 10, Promote: 0.8, Demos: 3, GroupSize: 2}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cu.next(0)
+	// A GRPO group is never split, so the last one may overshoot by one.
+	if len(first) < 8 || len(first) > 9 {
+		t.Fatalf("issued %d assignments; want in-flight 8 (+1 for an unsplit group)", len(first))
+	}
+	if again := cu.next(len(first)); len(again) != 0 {
+		t.Fatalf("issued %d more with the queue full", len(again))
+	}
+	demos := 0
+	for i, task := range first {
+		if task.GetDemo() {
+			demos++
+			if i >= 3 || task.GetSplit() != eventspb.Split_SPLIT_TRAIN {
+				t.Errorf("demo assignment %d on split %v", i, task.GetSplit())
+			}
+		}
+		if task.GetTier() != eventspb.Tier_TIER_EASY {
+			t.Errorf("tier %v before any promotion", task.GetTier())
+		}
+	}
+	if demos != 3 {
+		t.Errorf("%d demonstrations; want 3 first", demos)
+	}
+	// Taken assignments are replaced.
+	if n := len(cu.next(len(first) - 3)); n < 2 {
+		t.Errorf("issued %d after 3 were taken; want at least 2", n)
+	}
+	// Many more: eval tasks are greedy on the test site, groups share a seed.
+	var eval, train int
+	seeds := map[string][]int64{}
+	for range 50 {
+		for _, task := range cu.pick() {
+			if task.GetSplit() == eventspb.Split_SPLIT_TEST {
+				eval++
+				if !task.GetGreedy() || webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTest {
+					t.Errorf("eval task %s is not greedy on a test site", task.GetTaskId())
+				}
+				continue
+			}
+			train++
+			if webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTrain || task.GetGroupSize() != 2 {
+				t.Errorf("training task %s: site split or group size %d wrong", task.GetTaskId(), task.GetGroupSize())
+			}
+			seeds[task.GetGroupId()] = append(seeds[task.GetGroupId()], task.GetSeed())
+		}
+	}
+	if eval == 0 || train == 0 {
+		t.Errorf("%d eval and %d training assignments", eval, train)
+	}
+	for g, ss := range seeds {
+		if len(ss) != 2 || ss[0] != ss[1] {
+			t.Errorf("group %s seeds %v; want 2 equal", g, ss)
+		}
+	}
+	// Ten easy training successes in a row unlock medium.
+	for range 10 {
+		cu.finished(&eventspb.Episode{TaskId: "x", Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
+	}
+	if cu.unlocked != webenv.Medium {
+		t.Fatalf("unlocked %v after a full window of easy successes; want medium", cu.unlocked)
+	}
+	medium := 0
+	for range 100 {
+		for _, task := range cu.pick() {
+			if task.GetTier() == eventspb.Tier_TIER_MEDIUM {
+				medium++
+			}
+		}
+	}
+	if medium == 0 {
+		t.Error("no medium task after promotion")
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, ok, err := loadCheckpoint(dir); ok || err != nil {
+		t.Fatalf("empty dir: ok %v err %v", ok, err)
+	}
+	onnx := []byte("model bytes")
+	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 3, Updates: 30}, onnx); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 4, Updates: 40}, append(onnx, '!')); err != nil {
+		t.Fatal(err)
+	}
+	c, b, ok, err := loadCheckpoint(dir)
+	if err != nil || !ok || c.Version != 4 || c.Updates != 40 || !bytes.Equal(b, append(onnx, '!')) {
+		t.Fatalf("loaded %+v %q ok=%v err=%v", c, b, ok, err)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, s := range []string{"ppo", "reinforce", "grpo"} {
+		if _, err := ParseAlgo(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseAlgo("dqn"); err == nil {
+		t.Error("unknown algorithm accepted")
+	}
+	if _, err := ParseSampling("lifo"); err == nil {
+		t.Error("unknown sampling accepted")
+	}
+}

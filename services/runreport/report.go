@@ -1,0 +1,130 @@
+package runreport
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/runreport/chart"
+)
+
+// Target is the held-out success the easy tier is trained to.
+const Target = 0.8
+
+// WriteReport writes report.md and curve.png into dir and returns their
+// paths.
+func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[string]string) ([2]string, error) {
+	var paths [2]string
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return paths, fmt.Errorf("unable to create the run directory: %w", err)
+	}
+	paths[0], paths[1] = filepath.Join(dir, "report.md"), filepath.Join(dir, "curve.png")
+	step := 30 * time.Second
+	c := chart.Chart{
+		Title:  "success by tier (last " + fmt.Sprint(window) + " episodes of each)",
+		XLabel: "minutes", YLabel: "success",
+		YMin: 0, YMax: 1,
+		HLines: []chart.HLine{{Y: Target, Label: "target 80%"}},
+	}
+	tiers := []eventspb.Tier{eventspb.Tier_TIER_EASY, eventspb.Tier_TIER_MEDIUM, eventspb.Tier_TIER_HARD}
+	for _, tier := range tiers {
+		for _, heldOut := range []bool{true, false} {
+			pts := s.Curve(tier, heldOut, window, step, end)
+			if !slices.ContainsFunc(pts, func(p Point) bool { return !math.IsNaN(p.Value) }) {
+				continue
+			}
+			name := tierName(tier) + " held-out"
+			if !heldOut {
+				name = tierName(tier) + " train"
+			}
+			sr := chart.Series{Name: name}
+			for _, p := range pts {
+				sr.X, sr.Y = append(sr.X, p.Minutes), append(sr.Y, p.Value)
+			}
+			c.Series = append(c.Series, sr)
+		}
+	}
+	curveNote := "curve.png"
+	if len(c.Series) > 0 {
+		if err := c.WriteFile(paths[1]); err != nil {
+			return paths, err
+		}
+	} else {
+		curveNote = "no curve: too few episodes"
+	}
+
+	var b strings.Builder
+	dur := end.Sub(s.start)
+	fmt.Fprintf(&b, "# Run report %s\n\n", s.start.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Duration %s; %d episodes (%.2f/s), %d demonstrations, %d aborted; newest policy version %d.\n\n",
+		dur.Round(time.Second), s.Episodes(), float64(s.Episodes())/max(dur.Seconds(), 1), s.demos, s.aborted, s.newest)
+	b.WriteString("## Success by tier\n\n")
+	b.WriteString("Greedy episodes on held-out sites (never trained on) and sampled training episodes; the last ")
+	fmt.Fprintf(&b, "%d of each at the end, and the random-init policy (every episode acted by version 0).\n\n", window)
+	b.WriteString("| tier | held-out (end) | train (end) | random-init held-out | random-init train | time to 80% held-out |\n|---|---|---|---|---|---|\n")
+	for _, tier := range tiers {
+		test, train := s.Recent(tier, true, window, end), s.Recent(tier, false, window, end)
+		rnd, rndTrain := s.RandomBaseline(tier, true), s.RandomBaseline(tier, false)
+		if test.N+train.N+rnd.N+rndTrain.N == 0 {
+			continue
+		}
+		tt := "not reached"
+		if d, ok := s.TimeTo(tier, Target, min(window, 20)); ok {
+			tt = d.Round(time.Second).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tierName(tier), pct(test), pct(train), pct(rnd), pct(rndTrain), tt)
+	}
+	b.WriteString("\n## Learning curve\n\n")
+	if len(c.Series) > 0 {
+		b.WriteString("![learning curve](curve.png)\n\n")
+	} else {
+		b.WriteString(curveNote + "\n\n")
+	}
+	b.WriteString("| minute | " + strings.Join(seriesNames(c), " | ") + " |\n|---|" + strings.Repeat("---|", len(c.Series)) + "\n")
+	if len(c.Series) > 0 {
+		for i := range c.Series[0].X {
+			if i%2 == 1 && i != len(c.Series[0].X)-1 {
+				continue // every minute
+			}
+			fmt.Fprintf(&b, "| %.1f |", c.Series[0].X[i])
+			for _, sr := range c.Series {
+				fmt.Fprintf(&b, " %s |", fmtRate(sr.Y[i]))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n## Weight propagation\n\n")
+	if p50, p99, n := s.Propagation(); n > 0 {
+		fmt.Fprintf(&b, "From publication on the weights topic until every actor acted with the version (or a newer one), over %d versions: p50 %s, p99 %s.\n", n, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+	} else {
+		b.WriteString("No version was published and served during the run.\n")
+	}
+	if len(settings) > 0 {
+		b.WriteString("\n## Settings\n\n")
+		keys := make([]string, 0, len(settings))
+		for k := range settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "- %s: %s\n", k, settings[k])
+		}
+	}
+	if err := os.WriteFile(paths[0], []byte(b.String()), 0o644); err != nil {
+		return paths, fmt.Errorf("unable to write the report: %w", err)
+	}
+	return paths, nil
+}
+
+func seriesNames(c chart.Chart) []string {
+	out := make([]string, len(c.Series))
+	for i, s := range c.Series {
+		out[i] = s.Name
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+package runreport
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// episode is what the report keeps of one finished episode.
+type episode struct {
+	at      time.Time
+	tier    eventspb.Tier
+	heldOut bool
+	success bool
+	// random: every step was taken by the random-init policy (version 0).
+	random bool
+}
+
+// Stats accumulates a run's events. It is not safe for concurrent use; the
+// reporter guards it.
+type Stats struct {
+	start    time.Time
+	episodes []episode
+	demos    int
+	aborted  int
+	// versions: weights version → publication time.
+	versions map[uint64]time.Time
+	newest   uint64
+	// served: version → actor process → first action stamped with it or
+	// a newer one.
+	served map[uint64]map[string]time.Time
+}
+
+// NewStats starts a run at start.
+func NewStats(start time.Time) *Stats {
+	return &Stats{start: start, versions: map[uint64]time.Time{}, served: map[uint64]map[string]time.Time{}}
+}
+
+// AddEpisode records a finished episode summary.
+func (s *Stats) AddEpisode(ep *eventspb.Episode) {
+	if ep.GetPolicyName() == "oracle" || ep.GetEnvelope().GetSource() == eventspb.Source_SOURCE_DEMO {
+		s.demos++
+		return
+	}
+	if ep.GetAborted() {
+		s.aborted++
+		return
+	}
+	random := len(ep.GetPolicyVersionsUsed()) > 0
+	for _, v := range ep.GetPolicyVersionsUsed() {
+		if v != 0 {
+			random = false
+		}
+	}
+	s.episodes = append(s.episodes, episode{
+		at:      time.Unix(0, ep.GetEnvelope().GetProducedAtUnixNano()),
+		tier:    ep.GetTier(),
+		heldOut: ep.GetSplit() == eventspb.Split_SPLIT_TEST,
+		success: ep.GetSuccess(),
+		random:  random,
+	})
+}
+
+// AddWeights records a published version.
+func (s *Stats) AddWeights(version uint64, createdAt time.Time) {
+	if _, ok := s.versions[version]; ok {
+		return
+	}
+	s.versions[version] = createdAt
+	s.newest = max(s.newest, version)
+}
+
+// AddAction records which version an actor served at a time. The actor
+// process is the producer up to its "/executor-N" suffix: its executors
+// share one inference server.
+func (s *Stats) AddAction(producer string, version uint64, at time.Time) {
+	actor, _, _ := strings.Cut(producer, "/executor-")
+	for v := range s.versions {
+		if v > version {
+			continue
+		}
+		m := s.served[v]
+		if m == nil {
+			m = map[string]time.Time{}
+			s.served[v] = m
+		}
+		if first, ok := m[actor]; !ok || at.Before(first) {
+			m[actor] = at
+		}
+	}
+}
+
+// Propagation returns the p50 and p99 over versions of the time from a
+// version's publication until every actor served it (or a newer one), and
+// how many versions were measured.
+func (s *Stats) Propagation() (p50, p99 time.Duration, n int) {
+	actors := map[string]bool{}
+	for _, m := range s.served {
+		for a := range m {
+			actors[a] = true
+		}
+	}
+	var ds []time.Duration
+	for v, pub := range s.versions {
+		if v == 0 {
+			continue
+		}
+		m := s.served[v]
+		if len(m) == 0 || len(m) < len(actors) {
+			continue // not yet served everywhere
+		}
+		var last time.Time
+		for _, at := range m {
+			if at.After(last) {
+				last = at
+			}
+		}
+		ds = append(ds, max(last.Sub(pub), 0))
+	}
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	q := func(p float64) time.Duration {
+		return ds[min(len(ds)-1, int(math.Ceil(p*float64(len(ds))))-1)]
+	}
+	return q(0.5), q(0.99), len(ds)
+}
+
+// Rate is a success rate over n episodes.
+type Rate struct {
+	Success, N int
+}
+
+// Value is the rate, NaN with no episodes.
+func (r Rate) Value() float64 {
+	if r.N == 0 {
+		return math.NaN()
+	}
+	return float64(r.Success) / float64(r.N)
+}
+
+// Recent returns the success of the last window episodes of a tier, held-out
+// or training, finished before until.
+func (s *Stats) Recent(tier eventspb.Tier, heldOut bool, window int, until time.Time) Rate {
+	var r Rate
+	for i := len(s.episodes) - 1; i >= 0 && r.N < window; i-- {
+		e := s.episodes[i]
+		if e.tier != tier || e.heldOut != heldOut || e.at.After(until) {
+			continue
+		}
+		r.N++
+		if e.success {
+			r.Success++
+		}
+	}
+	return r
+}
+
+// RandomBaseline is the success of the random-init policy (version 0) on a
+// tier's held-out or training sites, all its episodes.
+func (s *Stats) RandomBaseline(tier eventspb.Tier, heldOut bool) Rate {
+	var r Rate
+	for _, e := range s.episodes {
+		if e.random && e.tier == tier && e.heldOut == heldOut {
+			r.N++
+			if e.success {
+				r.Success++
+			}
+		}
+	}
+	return r
+}
+
+// Episodes counts non-demonstration episodes (finished, not aborted).
+func (s *Stats) Episodes() int { return len(s.episodes) }
+
+// Point is one sample of a learning curve.
+type Point struct {
+	Minutes float64
+	Value   float64
+}
+
+// Curve samples Recent every step from the start to end.
+func (s *Stats) Curve(tier eventspb.Tier, heldOut bool, window int, step time.Duration, end time.Time) []Point {
+	var out []Point
+	for t := s.start.Add(step); !t.After(end.Add(step / 2)); t = t.Add(step) {
+		r := s.Recent(tier, heldOut, window, t)
+		v := math.NaN()
+		if r.N >= min(window, 10) {
+			v = r.Value()
+		}
+		out = append(out, Point{Minutes: t.Sub(s.start).Minutes(), Value: v})
+	}
+	return out
+}
+
+// TimeTo returns when the held-out success of a tier over window episodes
+// first reached target (checked at every held-out episode), or false.
+func (s *Stats) TimeTo(tier eventspb.Tier, target float64, window int) (time.Duration, bool) {
+	var w []bool
+	for _, e := range s.episodes {
+		if e.tier != tier || !e.heldOut {
+			continue
+		}
+		w = append(w, e.success)
+		if len(w) > window {
+			w = w[1:]
+		}
+		if len(w) == window {
+			n := 0
+			for _, ok := range w {
+				if ok {
+					n++
+				}
+			}
+			if float64(n)/float64(window) >= target {
+				return e.at.Sub(s.start), true
+			}
+		}
+	}
+	return 0, false
+}
