@@ -28,6 +28,8 @@ const (
 	TableDeadLetters = "dead_letters"
 	TableBadRecords  = "bad_records"
 	TableConsumerLag = "consumer_lag"
+	// TableEventLog archives the raw records of the joiner's inputs.
+	TableEventLog = "event_log"
 )
 
 // EventTables maps each recorded catalog topic to its raw table. The
@@ -58,6 +60,7 @@ type Rows struct {
 	weights     *weightsBlock
 	deadLetters *deadLetterBlock
 	bad         *badBlock
+	eventLog    *eventLogBlock
 	blocks      []*Block
 }
 
@@ -74,10 +77,12 @@ func NewRows() *Rows {
 		weights:     newWeightsBlock(),
 		deadLetters: newDeadLetterBlock(),
 		bad:         newBadBlock(),
+		eventLog:    newEventLogBlock(),
 	}
 	r.blocks = []*Block{
 		&r.tasks.Block, &r.obs.Block, &r.actions.Block, &r.rewards.Block, &r.telemetry.Block,
 		&r.transitions.Block, &r.episodes.Block, &r.weights.Block, &r.deadLetters.Block, &r.bad.Block,
+		&r.eventLog.Block,
 	}
 	return r
 }
@@ -88,6 +93,12 @@ func NewRows() *Rows {
 // reason, and the decode error is returned so the caller can count it:
 // either way the record is kept, never dropped.
 func (r *Rows) Add(topic string, rec *Record) error {
+	switch topic {
+	case topics.Obs, topics.Actions, topics.Rewards:
+		// The joiner's inputs are archived byte for byte, whatever they
+		// decode to, so that a replay can rebuild the transitions.
+		r.eventLog.add(rec)
+	}
 	var err error
 	switch topic {
 	case topics.Tasks:

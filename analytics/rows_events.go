@@ -597,3 +597,40 @@ func (b *badBlock) add(r *Record, messageType string, reason string, code events
 	b.recordedAt.add(timeSeconds(r.RecordedAt))
 	b.rows++
 }
+
+// eventLogBlock is the raw archive of the joiner's input records.
+type eventLogBlock struct {
+	Block
+	topic            *strCol
+	partition        *col[int32]
+	offset           *col[int64]
+	key, value       *strCol
+	kafkaTimestamp   *col[int64]
+	kafkaTimestampNs *col[int64]
+	recordedAt       *col[int64]
+}
+
+func newEventLogBlock() *eventLogBlock {
+	b := &eventLogBlock{Block: Block{table: TableEventLog}}
+	b.topic = newStrCol(&b.Block, "topic")
+	b.partition = newCol[int32](&b.Block, "partition")
+	b.offset = newCol[int64](&b.Block, "offset")
+	b.key = newStrCol(&b.Block, "key")
+	b.value = newStrCol(&b.Block, "value")
+	b.kafkaTimestamp = newCol[int64](&b.Block, "kafka_timestamp")
+	b.kafkaTimestampNs = newCol[int64](&b.Block, "kafka_timestamp_ns")
+	b.recordedAt = newCol[int64](&b.Block, "recorded_at")
+	return b
+}
+
+func (b *eventLogBlock) add(r *Record) {
+	b.topic.add(r.Topic)
+	b.partition.add(r.Partition)
+	b.offset.add(r.Offset)
+	b.key.add(string(r.Key))
+	b.value.add(string(r.Value))
+	b.kafkaTimestamp.add(timeSeconds(r.Timestamp))
+	b.kafkaTimestampNs.add(r.Timestamp.UnixNano())
+	b.recordedAt.add(timeSeconds(r.RecordedAt))
+	b.rows++
+}

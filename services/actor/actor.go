@@ -153,6 +153,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
+	s.pool.setNice(s.opts.browserNice)
 	s.execs = make([]*executor, s.opts.executors)
 	errs := make([]error, len(s.execs))
 	var wg sync.WaitGroup

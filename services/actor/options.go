@@ -60,6 +60,7 @@ type options struct {
 	initialONNX    []byte
 	weightsCatchUp time.Duration
 	shaping        webenv.Shaping
+	browserNice    int
 	telemetryEvery time.Duration
 	noopWait       time.Duration
 	browserOpts    []env.BrowserOption
@@ -75,6 +76,7 @@ func defaultOptions() options {
 	return options{
 		executors:      4,
 		mode:           ModeAsync,
+		browserNice:    10,
 		frameMaxSide:   128,
 		frameFormat:    "jpeg",
 		jpegQuality:    80,
@@ -218,6 +220,8 @@ func WithInstanceID(id string) Option { return func(o *options) { o.instance = i
 
 func (o *options) validate() error {
 	switch {
+	case o.browserNice < -20 || o.browserNice > 19:
+		return fmt.Errorf("invalid browser nice %d: want -20..19", o.browserNice)
 	case o.executors < 1 || o.executors > 256:
 		return fmt.Errorf("invalid executor count %d: want 1..256", o.executors)
 	case o.browsers < 0 || o.browsers > o.executors:
@@ -246,3 +250,9 @@ func (o *options) validate() error {
 // (default none: 1 on success, else 0; the raw reward is always in
 // raw_reward).
 func WithShaping(sh webenv.Shaping) Option { return func(o *options) { o.shaping = sh } }
+
+// WithBrowserNice runs every Chromium thread at this nice value, re-imposed
+// at each health check (default 10: browsers use the CPU the learner and
+// joiner leave; 0 keeps Chromium's own priorities, which raise its
+// compositor threads above every other process).
+func WithBrowserNice(n int) Option { return func(o *options) { o.browserNice = n } }

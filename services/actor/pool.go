@@ -25,6 +25,11 @@ type pool struct {
 	log       *slog.Logger
 	slots     []*slot
 	onRestart func()
+	// nice, when not 0, is imposed on every thread of every browser at
+	// start and at each health check: Chromium raises its compositor and
+	// IO threads to nice -8 when it may, which starves the learner and
+	// joiner sharing the machine. The browsers then get what CPU is left.
+	nice int
 }
 
 type slot struct {
@@ -81,6 +86,7 @@ func (p *pool) launch(ctx context.Context, s *slot) error {
 		s.pgid = proc.Pid // Setpgid: the main process leads its group
 	}
 	s.gen++
+	setGroupNice(s.pgid, p.nice)
 	p.log.Info("browser started", "browser", s.idx, "pid", s.pgid, "generation", s.gen)
 	return nil
 }
@@ -248,6 +254,7 @@ func (p *pool) watchSlot(ctx context.Context, i int, interval time.Duration) {
 			why = "connection to the browser lost"
 		case <-t.C:
 			if alive(ctx, b, interval) {
+				p.renice(i)
 				continue
 			}
 			why = "health check failed"
@@ -258,5 +265,23 @@ func (p *pool) watchSlot(ctx context.Context, i int, interval time.Duration) {
 		if err := p.restart(ctx, i, gen, why); err != nil && ctx.Err() == nil {
 			p.log.Error("unable to restart a browser", "browser", i, "err", err)
 		}
+	}
+}
+
+// renice re-imposes the pool's nice on browser i (threads it started since
+// may have raised their own priority).
+func (p *pool) renice(i int) {
+	s := p.slots[i]
+	s.mu.Lock()
+	pgid, nice := s.pgid, p.nice
+	s.mu.Unlock()
+	setGroupNice(pgid, nice)
+}
+
+// setNice imposes nice on every browser now and on every restart.
+func (p *pool) setNice(nice int) {
+	p.nice = nice
+	for i := range p.slots {
+		p.renice(i)
 	}
 }

@@ -125,3 +125,11 @@ func selfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// setGroupNice sets the nice value of every thread of every process in the
+// group pgid (best effort; 0 leaves the browser's own priorities alone).
+func setGroupNice(pgid, nice int) {
+	if pgid > 1 && nice != 0 {
+		_ = syscall.Setpriority(syscall.PRIO_PGRP, pgid, nice)
+	}
+}

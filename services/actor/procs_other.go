@@ -12,6 +12,7 @@ import (
 
 func ownProcessGroup(*exec.Cmd)     {}
 func killGroup(int)                 {}
+func setGroupNice(int, int)         {}
 func processesUsing(string) []int   { return nil }
 func killUsing(string)              {}
 func cpuTimeOf([]int) time.Duration { return 0 }

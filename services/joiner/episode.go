@@ -53,7 +53,7 @@ func (e *event) release() {
 
 // decode turns a record into an event, or returns the *eventspb.DecodeError
 // that dead-letters it.
-func decode(rec Record) (*event, error) {
+func decode(rec Record, set Settings) (*event, error) {
 	var env *eventspb.Envelope
 	ev := &event{kind: rec.Kind, src: rec.Source, raw: rec.Value}
 	switch rec.Kind {
@@ -63,7 +63,7 @@ func decode(rec Record) (*event, error) {
 			return nil, err
 		}
 		ev.obs, env = o, o.GetEnvelope()
-		ev.candidate = o.GetStable() || o.GetTerminal()
+		ev.candidate = (o.GetStable() && o.GetStabilityScore() >= set.MinStability) || o.GetTerminal()
 	case KindAction:
 		a, err := eventspb.DecodeAction(rec.Value)
 		if err != nil {
@@ -78,6 +78,9 @@ func decode(rec Record) (*event, error) {
 		}
 		ev.rew, env = r, r.GetEnvelope()
 		ev.reward, ev.done, ev.success, ev.truncated, ev.aborted = r.GetReward(), r.GetDone(), r.GetSuccess(), r.GetTruncated(), r.GetAborted()
+		if set.RawReward {
+			ev.reward = r.GetRawReward()
+		}
 	default:
 		return nil, &eventspb.DecodeError{Type: "record", Reason: eventspb.ReasonCode_REASON_CODE_UNKNOWN_TYPE, Err: errors.New("not an input topic of the joiner")}
 	}

@@ -2,6 +2,7 @@ package joiner
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -84,7 +85,7 @@ func (m *Machine) Take() (Output, error) {
 // Apply consumes one input record.
 func (m *Machine) Apply(rec Record) {
 	m.count(func(s *Stats) { s.Consumed++ })
-	ev, err := decode(rec)
+	ev, err := decode(rec, m.set)
 	if err != nil {
 		m.deadLetter(rec.Source, rec.Kind, rec.Value, nil, eventspb.ReasonCodeOf(err), err.Error())
 		return
@@ -273,4 +274,19 @@ func (m *Machine) deadLetter(src Source, k Kind, payload []byte, ev *event, code
 		MessageType:             k.messageType(),
 	})
 	m.count(func(s *Stats) { s.DeadLettered[code]++ })
+}
+
+// Finish moves every input's watermark past the end of time: truncated
+// last steps take what next state they have and every open episode closes,
+// its leftovers dead-lettered or dropped with their reasons. A replay of a
+// bounded history calls it once after the last record; the service never
+// does (its input has no end).
+func (m *Machine) Finish() {
+	oldMin, oldObs := m.minWatermark(), m.watermark(KindObs)
+	for _, k := range []Kind{KindObs, KindAction, KindReward} {
+		m.seen[k] = true
+		m.maxTime[k] = math.MaxInt64 / 2
+	}
+	m.metaDirty = true
+	m.afterWatermarks(oldMin, oldObs)
 }

@@ -19,6 +19,14 @@ type Settings struct {
 	// behind the newest version seen on its partition's actions is
 	// dead-lettered as STALE. 0 turns the bound off.
 	MaxStaleness uint64
+	// MinStability raises the bar of a stable state: a frame is a state
+	// only when the actor called it stable and its stability score is at
+	// least this (0: the actor's flag alone). Replaying history with a
+	// higher bar shows what a stricter detector would have trained on.
+	MinStability float64
+	// RawReward joins the environment's raw reward (success only, no
+	// shaping terms) instead of the shaped one the actor recorded.
+	RawReward bool
 }
 
 // DefaultSettings returns a 30s late window and no staleness bound.
@@ -31,6 +39,9 @@ func (s Settings) Validate() error {
 	if s.Window <= 0 {
 		return fmt.Errorf("invalid late window %s: must be positive", s.Window)
 	}
+	if s.MinStability < 0 || s.MinStability > 1 {
+		return fmt.Errorf("invalid minimum stability %v: want 0..1", s.MinStability)
+	}
 	return nil
 }
 
@@ -41,6 +52,14 @@ const semantics = "join/v1"
 // Fingerprint identifies the settings and join rules in output event ids and
 // in the producer field of every output envelope.
 func (s Settings) Fingerprint() string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%s|window=%d|stale=%d", semantics, s.Window.Nanoseconds(), s.MaxStaleness))
+	b := fmt.Appendf(nil, "%s|window=%d|stale=%d", semantics, s.Window.Nanoseconds(), s.MaxStaleness)
+	// Appended only when set, so the default settings keep their ids.
+	if s.MinStability > 0 {
+		b = fmt.Appendf(b, "|minstab=%g", s.MinStability)
+	}
+	if s.RawReward {
+		b = append(b, "|raw_reward"...)
+	}
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:4])
 }

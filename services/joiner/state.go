@@ -282,7 +282,7 @@ func (m *Machine) decodeEpisode(value []byte) (*episode, error) {
 		}
 		e := &event{kind: k, src: src}
 		if p := je.GetPayload(); len(p) > 0 {
-			d, err := decode(Record{Kind: k, Source: src, Value: p})
+			d, err := decode(Record{Kind: k, Source: src, Value: p}, m.set)
 			if err != nil {
 				return nil, fmt.Errorf("event %s: %w", je.GetEventId(), err)
 			}

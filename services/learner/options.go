@@ -50,7 +50,7 @@ func defaultOptions() options {
 		sampling:   FIFO,
 		batchSize:  64,
 		capacity:   4096,
-		replayRat:  4,
+		replayRat:  8,
 		maxUses:    8,
 		minReplay:  128,
 		publishK:   10,
@@ -125,7 +125,7 @@ func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
 func WithCapacity(n int) Option { return func(o *options) { o.capacity = n } }
 
 // WithReplayRatio sets how many times, on average, each ingested sample is
-// trained on (default 4): updates are paced by experience, so the learner
+// trained on (default 8): updates are paced by experience, so the learner
 // never spins on stale data while actors are slow.
 func WithReplayRatio(r float64) Option { return func(o *options) { o.replayRat = r } }
 

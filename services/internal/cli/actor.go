@@ -23,6 +23,7 @@ func newActor(d deps) (app.Service, error) {
 	}
 	opts := []actor.Option{
 		actor.WithShaping(shaping),
+		actor.WithBrowserNice(a.BrowserNice),
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
 		actor.WithMode(mode),

@@ -44,6 +44,9 @@ func newLearner(d deps) (app.Service, error) {
 	if l.BatchSize > 0 {
 		opts = append(opts, learner.WithBatchSize(l.BatchSize))
 	}
+	if l.ReplayRatio > 0 {
+		opts = append(opts, learner.WithReplayRatio(l.ReplayRatio))
+	}
 	if l.PublishEvery > 0 {
 		opts = append(opts, learner.WithPublishEvery(l.PublishEvery))
 	}
@@ -67,7 +70,7 @@ func newReporter(d deps) (app.Service, error) {
 	c := d.cfg
 	settings := map[string]string{
 		"algo": c.Learner.Algo, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
-		"learning rate": fmt.Sprint(c.Learner.LR), "publish every": fmt.Sprint(c.Learner.PublishEvery),
+		"learning rate": fmt.Sprint(c.Learner.LR), "replay ratio": fmt.Sprint(c.Learner.ReplayRatio), "publish every": fmt.Sprint(c.Learner.PublishEvery),
 		"demonstrations": fmt.Sprint(c.Learner.Demos), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
 		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),
 	}

@@ -64,6 +64,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runBench(ctx, args[1:], stdout, stderr)
 		case "query":
 			return runQuery(ctx, args[1:], stdout, stderr)
+		case "replay":
+			return runReplay(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil

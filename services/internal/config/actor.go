@@ -24,6 +24,8 @@ type Actor struct {
 	PolicyName string
 	// Shaping is webenv's dense reward spec: off, on, or term=weight,...
 	Shaping string
+	// BrowserNice is the nice value of every Chromium thread.
+	BrowserNice int
 
 	allowed string
 }
@@ -44,6 +46,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.Mode, "actor-mode", "async", "actor: async, or sync for the lock-step baseline (env "+envName("actor-mode")+")")
 	fs.StringVar(&a.allowed, "allowed-origins", "", "actor: comma list of origins tabs may load from; empty = the webenv origin (env "+envName("allowed-origins")+")")
 	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
+	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
 }

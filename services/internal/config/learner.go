@@ -13,6 +13,7 @@ type Learner struct {
 	// Replay is fifo or prioritized.
 	Replay       string
 	BatchSize    int
+	ReplayRatio  float64
 	LR           float64
 	PublishEvery int
 	GroupSize    int
@@ -44,6 +45,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo, reinforce or grpo (env "+envName("algo")+")")
 	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling, fifo or prioritized; batches are task-balanced (env "+envName("replay")+")")
 	fs.IntVar(&l.BatchSize, "batch-size", 64, "learner: samples per update (env "+envName("batch-size")+")")
+	fs.Float64Var(&l.ReplayRatio, "replay-ratio", 8, "learner: average times each sample is trained on; paces updates by experience (env "+envName("replay-ratio")+")")
 	fs.Float64Var(&l.LR, "lr", 1e-3, "learner: Adam learning rate (env "+envName("lr")+")")
 	fs.IntVar(&l.PublishEvery, "publish-every", 10, "learner: publish weights every K updates (env "+envName("publish-every")+")")
 	fs.IntVar(&l.GroupSize, "group-size", 4, "learner: GRPO episodes per group of one task seed (env "+envName("group-size")+")")
@@ -75,6 +77,8 @@ func (l *Learner) validate() error {
 	switch {
 	case l.BatchSize < 0 || l.BatchSize > 4096:
 		return fmt.Errorf("invalid -batch-size %d: want 1..4096", l.BatchSize)
+	case l.ReplayRatio < 0:
+		return fmt.Errorf("invalid -replay-ratio %v: want > 0", l.ReplayRatio)
 	case l.LR < 0:
 		return fmt.Errorf("invalid -lr %v: want > 0", l.LR)
 	case l.PublishEvery < 0:
