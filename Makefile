@@ -24,9 +24,10 @@ help: ## list targets
 # The main job trains from random init on fresh topics (a prefix per run),
 # so no earlier run's weights or tasks leak in; DURATION and ARGS override.
 DURATION ?= 20m
+EXECUTORS ?= 8
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 run: setup up build ## install what is missing, start Kafka and ClickHouse, train end to end for DURATION (20m), write the report
-	$(BIN) -target=all -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -duration=$(DURATION) $(ARGS)
+	$(BIN) -target=all -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -duration=$(DURATION) -executors=$(EXECUTORS) $(ARGS)
 
 setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules
 	infra/setup.sh

@@ -971,10 +971,15 @@ type Observation struct {
 	// Detector score in [0,1]; 1 means no change across the sampling window.
 	StabilityScore float64 `protobuf:"fixed64,26,opt,name=stability_score,json=stabilityScore,proto3" json:"stability_score,omitempty"`
 	// The page reported done; no action follows this observation.
-	Terminal      bool                `protobuf:"varint,27,opt,name=terminal,proto3" json:"terminal,omitempty"`
-	Timings       *ObservationTimings `protobuf:"bytes,30,opt,name=timings,proto3" json:"timings,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Terminal bool                `protobuf:"varint,27,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	Timings  *ObservationTimings `protobuf:"bytes,30,opt,name=timings,proto3" json:"timings,omitempty"`
+	// The previous step's action in this episode (empty at step 0): its
+	// BrowserGym form and target element. Part of the state, so that a policy
+	// can tell a page it already acted on from a fresh one.
+	PreviousAction string `protobuf:"bytes,31,opt,name=previous_action,json=previousAction,proto3" json:"previous_action,omitempty"`
+	PreviousBid    string `protobuf:"bytes,32,opt,name=previous_bid,json=previousBid,proto3" json:"previous_bid,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Observation) Reset() {
@@ -1103,6 +1108,20 @@ func (x *Observation) GetTimings() *ObservationTimings {
 		return x.Timings
 	}
 	return nil
+}
+
+func (x *Observation) GetPreviousAction() string {
+	if x != nil {
+		return x.PreviousAction
+	}
+	return ""
+}
+
+func (x *Observation) GetPreviousBid() string {
+	if x != nil {
+		return x.PreviousBid
+	}
+	return ""
 }
 
 // Topic `actions`, key episode_id: a_t chosen from the observation at the same
@@ -2350,7 +2369,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +
-	"\tsettle_ms\x18\x02 \x01(\rR\bsettleMs\"\xff\x03\n" +
+	"\tsettle_ms\x18\x02 \x01(\rR\bsettleMs\"\xcb\x04\n" +
 	"\vObservation\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12*\n" +
 	"\x04task\x18\x02 \x01(\v2\x16.asyncwebrl.v1.TaskRefR\x04task\x12\x14\n" +
@@ -2365,7 +2384,9 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x06stable\x18\x19 \x01(\bR\x06stable\x12'\n" +
 	"\x0fstability_score\x18\x1a \x01(\x01R\x0estabilityScore\x12\x1a\n" +
 	"\bterminal\x18\x1b \x01(\bR\bterminal\x12;\n" +
-	"\atimings\x18\x1e \x01(\v2!.asyncwebrl.v1.ObservationTimingsR\atimings\"\xb5\x04\n" +
+	"\atimings\x18\x1e \x01(\v2!.asyncwebrl.v1.ObservationTimingsR\atimings\x12'\n" +
+	"\x0fprevious_action\x18\x1f \x01(\tR\x0epreviousAction\x12!\n" +
+	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\xb5\x04\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +

@@ -49,7 +49,9 @@ type episode struct {
 	obs      *eventspb.Observation // the stable s_t decisions are taken on
 	scaleY   float64               // frame pixels per CSS pixel of obs
 	greedy   bool                  // take the most likely action (evaluation)
-	demo     *demoPlan             // non-nil: a demonstration episode
+	// prevAction and prevBid describe a_t-1 for the observation of s_t.
+	prevAction, prevBid string
+	demo                *demoPlan // non-nil: a demonstration episode
 }
 
 // decision is a chosen action, published, waiting to be executed.
@@ -230,6 +232,7 @@ func (x *executor) settle(ctx context.Context, step uint32, o *env.Observation, 
 		if err != nil {
 			return nil, false, done, err
 		}
+		ev.PreviousAction, ev.PreviousBid = ep.prevAction, ep.prevBid
 		if err := x.s.pub.send(x.s.pub.obs, ep.id, ev); err != nil {
 			return nil, false, done, err
 		}
@@ -347,6 +350,7 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 	x.s.m.steps.WithLabelValues(string(x.s.opts.mode)).Inc()
 	x.ts.count(1, 0)
 
+	ep.prevAction, ep.prevBid = d.ev.GetRaw(), d.ev.GetBid()
 	next, stable, done, err := x.settle(ctx, t+1, res.Obs, res.Done)
 	if err != nil {
 		return x.fail(ctx, t, err, "observe")

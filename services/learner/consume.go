@@ -91,7 +91,7 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 	if s.o.hyper.Algo == GRPO {
 		group = tr.GetGroupId()
 	}
-	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), now))
+	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), tr.GetSuccess(), now))
 }
 
 func (s *Service) release(ready []*sample) {

@@ -39,7 +39,7 @@ type CurriculumConfig struct {
 	// success decides promotion (default 40).
 	Window int
 	// Promote is the success rate over a full window that unlocks the next
-	// tier (default 0.8).
+	// tier (default 0.7).
 	Promote float64
 	// MaxTier is the hardest tier issued (default hard).
 	MaxTier webenv.Tier
@@ -66,7 +66,7 @@ func (c *CurriculumConfig) defaults() {
 		c.Window = 40
 	}
 	if c.Promote == 0 {
-		c.Promote = 0.8
+		c.Promote = 0.7
 	}
 	if c.MaxTier == 0 {
 		c.MaxTier = webenv.Hard

@@ -14,6 +14,9 @@ type assembler struct {
 	grpo      bool
 	groupSize int
 	ttl       time.Duration
+	// keep, when set, decides from an episode's return and success
+	// whether its steps are trained on (filtered cloning keeps successes).
+	keep func(ret float64, success bool) bool
 
 	open   map[string]*openEpisode
 	groups map[string]*openGroup
@@ -44,7 +47,7 @@ func newAssembler(gamma float64, grpo bool, groupSize int, ttl time.Duration) *a
 
 // add takes one transition's sample; it returns the samples that became
 // ready for training (the whole episode, or a whole group).
-func (a *assembler) add(episodeID, group string, t uint32, s *sample, reward float64, done bool, now time.Time) []*sample {
+func (a *assembler) add(episodeID, group string, t uint32, s *sample, reward float64, done, success bool, now time.Time) []*sample {
 	ep := a.open[episodeID]
 	if ep == nil {
 		ep = &openEpisode{id: episodeID, group: group, steps: map[uint32]*step{}}
@@ -59,6 +62,9 @@ func (a *assembler) add(episodeID, group string, t uint32, s *sample, reward flo
 	}
 	delete(a.open, episodeID)
 	samples, ret := a.finish(ep)
+	if a.keep != nil && !a.keep(ret, success) {
+		return nil
+	}
 	if !a.grpo || ep.group == "" {
 		return samples
 	}

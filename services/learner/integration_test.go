@@ -3,6 +3,7 @@ package learner
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -284,4 +287,57 @@ func deadLetters(ctx context.Context, t *testing.T, seeds []string, topic string
 		})
 	}
 	return out
+}
+
+// TestIntegrationLearnerTrainsOffline trains from a transitions topic with
+// no actors: every episode of the synthetic history is read, the policy is
+// published as the first version of a new name, and with success-only only
+// the successful episodes' steps are kept.
+func TestIntegrationLearnerTrainsOffline(t *testing.T) {
+	seeds := testenv.Brokers(t)
+	prefix := testenv.Unique(t, "lo") + "."
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(2))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerBatchMaxBytes(16<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, cl, cat); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_, _ = kadm.NewClient(cl).DeleteTopics(cctx, cat.Names()...)
+	})
+	trs := syntheticTransitions(t, 200, 5) // 100 two-step episodes, all successful
+	for _, v := range trs {
+		cl.Produce(ctx, &kgo.Record{Topic: cat.Name(topics.Transitions), Key: []byte("k"), Value: v}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]string{"-brokers=" + strings.Join(seeds, ",")}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := kafka.NewFactory(cfg, seeds, nil)
+	svc, err := New(cfg, f, cat, WithPolicyName("offline-test"), WithBatchSize(16), WithReplayRatio(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.TrainOffline(ctx, cat.Name(topics.Transitions), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("offline: %d records, %d samples, %d updates, version %d in %s", res.Records, res.Samples, res.Updates, res.Version, res.Took)
+	if res.Records != int64(len(trs)) || res.Samples != int64(len(trs)) || res.Version != 1 || len(res.ONNX) == 0 {
+		t.Fatalf("offline training: %+v; want %d records and samples, version 1, a model", res, len(trs))
+	}
+	ws := publishedVersions(ctx, t, seeds, cat.Name(topics.Weights))
+	if len(ws) != 1 || ws[0].GetPolicyName() != "offline-test" || ws[0].GetVersion() != 1 {
+		t.Fatalf("published %d weights records; want version 1 of offline-test", len(ws))
+	}
 }

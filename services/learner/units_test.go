@@ -78,12 +78,12 @@ func TestAssemblerReturnsAndGroups(t *testing.T) {
 	a := newAssembler(0.5, false, 0, time.Minute)
 	s0, s1, s2 := &sample{}, &sample{}, &sample{}
 	// Out of order, with a duplicate step.
-	if out := a.add("e", "", 1, s1, 0, false, now); out != nil {
+	if out := a.add("e", "", 1, s1, 0, false, false, now); out != nil {
 		t.Fatal("released before done")
 	}
-	a.add("e", "", 0, s0, 1, false, now)
-	a.add("e", "", 0, &sample{}, 100, false, now) // duplicate step 0: ignored
-	out := a.add("e", "", 2, s2, 2, true, now)
+	a.add("e", "", 0, s0, 1, false, false, now)
+	a.add("e", "", 0, &sample{}, 100, false, false, now) // duplicate step 0: ignored
+	out := a.add("e", "", 2, s2, 2, true, false, now)
 	if len(out) != 3 || out[0] != s0 || out[2] != s2 {
 		t.Fatalf("released %d samples in the wrong order", len(out))
 	}
@@ -94,10 +94,10 @@ func TestAssemblerReturnsAndGroups(t *testing.T) {
 
 	g := newAssembler(1, true, 2, time.Minute)
 	w, l := &sample{}, &sample{}
-	if out := g.add("win", "g1", 0, w, 1, true, now); out != nil {
+	if out := g.add("win", "g1", 0, w, 1, true, false, now); out != nil {
 		t.Fatal("a group was released before it was complete")
 	}
-	out = g.add("lose", "g1", 0, l, 0, true, now)
+	out = g.add("lose", "g1", 0, l, 0, true, false, now)
 	if len(out) != 2 || !(w.adv > 0.9 && l.adv < -0.9) {
 		t.Errorf("group advantages %v / %v; want about +1 / -1", w.adv, l.adv)
 	}
@@ -106,7 +106,7 @@ func TestAssemblerReturnsAndGroups(t *testing.T) {
 		t.Error("a group with equal returns was released")
 	}
 	// An episode that never ends is expired.
-	a.add("stuck", "", 0, &sample{}, 0, false, now)
+	a.add("stuck", "", 0, &sample{}, 0, false, false, now)
 	if _, dropped := a.expire(now.Add(2 * time.Minute)); dropped != 1 || a.pending() != 0 {
 		t.Errorf("expire dropped %d, %d pending; want 1 and 0", dropped, a.pending())
 	}

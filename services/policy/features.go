@@ -65,6 +65,7 @@ const (
 	efOrder
 	efColourNamed
 	efFill
+	efLastTarget
 	numElemFeatures
 )
 
@@ -77,6 +78,7 @@ var elementFeatureNames = []string{
 	"mean_r", "mean_g", "mean_b",
 	"order",
 	"colour_named", "fill",
+	"last_target",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -302,6 +304,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			}
 		}
 		row[efOrder] = float32(e) / float32(E)
+		row[efLastTarget] = bool01(el.GetBid() != "" && el.GetBid() == obs.GetPreviousBid())
 		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
 		f.ElemWeights[e] = 1 / float32(len(els))
 		f.BIDs = append(f.BIDs, el.GetBid())

@@ -340,11 +340,17 @@ func TestFeaturizeNamesColoursAndFill(t *testing.T) {
 	if fill := elemFeat(t, f, 1, "fill"); fill != 1 {
 		t.Errorf("fill of a filled box = %v, want 1", fill)
 	}
-	obs.Instruction = "Pick the colour blue."
+	if elemFeat(t, f, 0, "last_target") != 0 || elemFeat(t, f, 1, "last_target") != 0 {
+		t.Error("last_target set without a previous action")
+	}
+	obs.Instruction, obs.PreviousBid = "Pick the colour blue.", "b"
 	if f, err = a.Featurize(obs); err != nil {
 		t.Fatal(err)
 	}
 	if elemFeat(t, f, 0, "colour_named") != 0 || elemFeat(t, f, 1, "colour_named") != 1 {
 		t.Errorf("after naming blue: colour_named = %v, %v; want 0, 1", elemFeat(t, f, 0, "colour_named"), elemFeat(t, f, 1, "colour_named"))
+	}
+	if elemFeat(t, f, 0, "last_target") != 0 || elemFeat(t, f, 1, "last_target") != 1 {
+		t.Error("last_target does not mark the previous action's element")
 	}
 }

@@ -37,18 +37,38 @@ const replayUsage = `Usage: asyncwebrl replay join --into TOPIC [--from B] [--to
   --raw-reward        join the raw success reward instead of the shaped one
 Flags: -brokers, -topic-prefix, -topic-partitions, the Kafka security flags and
 the -clickhouse-* flags (see asyncwebrl -help).
+
+Usage: asyncwebrl replay train --transitions TOPIC [--policy-name NAME] [--live-policy NAME]
+                               [--success-only] [--eval-episodes N] [learner flags]
+  Trains a fresh policy from a transitions topic (the live one, or one that
+  replay join wrote), with no actors running; publishes it on the weights
+  topic (of -topic-prefix) under NAME; evaluates it and the newest version of
+  the live policy greedily on the held-out test sites of the easy tier, on the
+  same task seeds; and writes a report comparing the two to
+  <run-dir>/runs/replay-<time>/report.md.
+  --transitions TOPIC  full topic name (required)
+  --policy-name NAME   the new policy (default replay-<time>)
+  --live-policy NAME   the policy to compare with (default -policy-name's default, "default")
+  --success-only       train on the steps of successful episodes by cloning
+                       (filtered behaviour cloning) instead of -algo
+  --eval-episodes N    held-out episodes per easy family and model (default 10)
+Learner flags: -algo, -replay, -batch-size, -lr, -replay-ratio; -executors for
+the evaluation.
 `
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
 		fmt.Fprint(stdout, replayUsage)
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("replay needs a command: join")}
+			return usageError{fmt.Errorf("replay needs a command: join or train")}
 		}
 		return nil
 	}
+	if args[0] == "train" {
+		return runReplayTrain(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "join" {
-		return usageError{fmt.Errorf("unknown replay command %q (want join)", args[0])}
+		return usageError{fmt.Errorf("unknown replay command %q (want join or train)", args[0])}
 	}
 	vals, rest, err := subFlags(args[1:], []string{"into", "from", "to", "source", "late-window", "max-staleness", "min-stability"}, []string{"raw-reward", "help", "h"})
 	if err != nil {

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
+	"github.com/asyncwebrl/asyncwebrl/services/learner"
+	"github.com/asyncwebrl/asyncwebrl/services/replay"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	vals, rest, err := subFlags(args, []string{"transitions", "policy-name", "live-policy", "eval-episodes"}, []string{"success-only", "help", "h"})
+	if err != nil {
+		return usageError{err}
+	}
+	if vals["help"] != "" || vals["h"] != "" {
+		fmt.Fprint(stdout, replayUsage)
+		return nil
+	}
+	topic := vals["transitions"]
+	if topic == "" {
+		return usageError{fmt.Errorf("replay train needs --transitions TOPIC")}
+	}
+	stamp := time.Now().UTC().Format("20060102-150405")
+	name := vals["policy-name"]
+	if name == "" {
+		name = "replay-" + stamp
+	}
+	live := vals["live-policy"]
+	if live == "" {
+		live = "default"
+	}
+	episodes := 10
+	if v := vals["eval-episodes"]; v != "" {
+		if episodes, err = strconv.Atoi(v); err != nil || episodes < 1 {
+			return usageError{fmt.Errorf("invalid --eval-episodes %q: want a positive number", v)}
+		}
+	}
+	successOnly := vals["success-only"] == "true"
+	cfg, err := parse(rest, stdout)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	f := kafka.NewFactory(cfg, cfg.Brokers, log)
+	if err := f.Ping(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	cat := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	l := cfg.Learner
+	hp := learner.DefaultHyper()
+	if hp.Algo, err = learner.ParseAlgo(l.Algo); err != nil {
+		return usageError{err}
+	}
+	if l.LR > 0 {
+		hp.LR = l.LR
+	}
+	sampling, err := learner.ParseSampling(l.Replay)
+	if err != nil {
+		return usageError{err}
+	}
+	svc, err := learner.New(cfg, f, cat, learner.WithLogger(log), learner.WithMetrics(prometheus.NewRegistry()),
+		learner.WithPolicyName(name), learner.WithInstanceID("replay-train"), learner.WithHyper(hp), learner.WithSampling(sampling),
+		learner.WithBatchSize(l.BatchSize), learner.WithReplayRatio(l.ReplayRatio))
+	if err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintf(stdout, "replay train: %s from %s (algo %s, success only %v)\n", name, topic, hp.Algo, successOnly)
+	tr, err := svc.TrainOffline(ctx, topic, successOnly, func(s string) { fmt.Fprintln(stdout, "  "+s) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trained %s version %d: %d transitions read, %d samples, %d updates in %s\n",
+		name, tr.Version, tr.Records, tr.Samples, tr.Updates, tr.Took.Round(time.Second))
+
+	liveONNX, liveVersion, err := latestModel(ctx, f, cat, live, log)
+	if err != nil {
+		return err
+	}
+	ec := replay.EvalConfig{Config: cfg, Factory: f, Episodes: episodes, SeedBase: 900000, Executors: cfg.Actor.Executors, Log: log}
+	fmt.Fprintf(stdout, "evaluating %s and %s v%d on the held-out easy sites, %d episodes per family each\n", name, live, liveVersion, episodes)
+	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-new."
+	newRes, err := replay.Evaluate(ctx, ec, name, tr.ONNX)
+	if err != nil {
+		return err
+	}
+	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-live."
+	liveRes, err := replay.Evaluate(ctx, ec, live, liveONNX)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Replay training report %s\n\n", stamp)
+	fmt.Fprintf(&b, "A fresh policy `%s` trained from `%s` with no actors running (algorithm %s, success only %v): %d transitions read, %d samples, %d updates, %s; published as version %d.\n\n",
+		name, topic, hp.Algo, successOnly, tr.Records, tr.Samples, tr.Updates, tr.Took.Round(time.Second), tr.Version)
+	fmt.Fprintf(&b, "Greedy success on the held-out test sites of the easy tier, %d episodes per family, the same seeds for both:\n\n", episodes)
+	fmt.Fprintf(&b, "| family | retrained `%s` | live `%s` v%d |\n|---|---|---|\n", name, live, liveVersion)
+	for _, fam := range liveRes.Families() {
+		fmt.Fprintf(&b, "| %s | %d/%d | %d/%d |\n", fam, newRes.Success[fam], newRes.Episodes[fam], liveRes.Success[fam], liveRes.Episodes[fam])
+	}
+	fmt.Fprintf(&b, "| **all** | **%.0f%%** | **%.0f%%** |\n\nDifference: %+.0f points.\n", 100*newRes.Rate(), 100*liveRes.Rate(), 100*(newRes.Rate()-liveRes.Rate()))
+	dir := filepath.Join(cfg.RunDir, "runs", "replay-"+stamp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("unable to write the report: %w", err)
+	}
+	path := filepath.Join(dir, "report.md")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("unable to write the report: %w", err)
+	}
+	fmt.Fprint(stdout, b.String())
+	fmt.Fprintln(stdout, "report:", path)
+	return nil
+}
+
+// latestModel reads the newest published model of a policy.
+func latestModel(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, log *slog.Logger) ([]byte, uint64, error) {
+	cl, err := f.NewClient("replay-live", kgo.ConsumeTopics(cat.Name(topics.Weights)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer cl.Close()
+	w, err := (&weightstopic.Reader{Client: cl, Topic: cat.Name(topics.Weights), Policy: policy, Log: log}).CatchUp(ctx, 30*time.Second)
+	if err != nil {
+		return nil, 0, err
+	}
+	if w == nil {
+		return nil, 0, fmt.Errorf("unable to compare with policy %q: no version of it on %s", policy, cat.Name(topics.Weights))
+	}
+	return w.GetOnnx(), w.GetVersion(), nil
+}

@@ -1,0 +1,189 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// EvalConfig sets up a held-out evaluation.
+type EvalConfig struct {
+	Config  *config.Config
+	Factory *kafka.Factory
+	// Prefix names the evaluation's own throwaway topics.
+	Prefix string
+	// Tier selects the families (default easy).
+	Tier webenv.Tier
+	// Episodes per family (default 10), seeds SeedBase, SeedBase+1, ...
+	Episodes  int
+	SeedBase  int64
+	Executors int
+	Timeout   time.Duration
+	Log       *slog.Logger
+}
+
+// EvalResult is the greedy success per family on its held-out test site.
+type EvalResult struct {
+	Success, Episodes, Aborted map[string]int
+	Took                       time.Duration
+}
+
+// Rate is the overall success rate.
+func (r EvalResult) Rate() float64 {
+	s, n := 0, 0
+	for f, e := range r.Episodes {
+		s += r.Success[f]
+		n += e
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(s) / float64(n)
+}
+
+// Evaluate runs the model greedily on the held-out sites: a webenv server
+// of its own, an actor serving onnx with its executors, tasks with known
+// episode ids on throwaway topics, and the done rewards read back. The same
+// config evaluates two models on the same task seeds.
+func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (EvalResult, error) {
+	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}}
+	t0 := time.Now()
+	if c.Episodes == 0 {
+		c.Episodes = 10
+	}
+	if c.Tier == 0 {
+		c.Tier = webenv.Easy
+	}
+	if c.Executors == 0 {
+		c.Executors = 8
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	cat := topics.New(topics.WithPrefix(c.Prefix), topics.WithPartitions(int32(c.Config.TopicPartitions)), topics.WithReplication(int16(c.Config.TopicReplication)))
+	cl, err := c.Factory.NewClient("replay-eval")
+	if err != nil {
+		return res, err
+	}
+	defer cl.Close()
+	if _, err := topics.Apply(ctx, cl, cat); err != nil {
+		return res, err
+	}
+	defer func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer dcancel()
+		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, cat.Names()...)
+	}()
+
+	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(c.Log))
+	if err != nil {
+		return res, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return res, err
+	}
+	defer func() { _ = srv.Stop(context.Background()) }()
+	a, err := actor.New(c.Config, c.Factory, cat,
+		actor.WithExecutors(c.Executors), actor.WithWebenvURL(srv.URL()), actor.WithInitialONNX(onnx),
+		actor.WithPolicyName(name), actor.WithTaskGrace(time.Hour), actor.WithLogger(c.Log),
+		actor.WithMetrics(prometheus.NewRegistry()), actor.WithInstanceID("eval-"+name))
+	if err != nil {
+		return res, err
+	}
+	if err := a.Start(ctx); err != nil {
+		return res, err
+	}
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), time.Minute)
+		defer scancel()
+		_ = a.Stop(sctx)
+	}()
+
+	family := map[string]string{}
+	for _, f := range webenv.Families() {
+		if f.Tier != c.Tier {
+			continue
+		}
+		site := webenv.TestSite(f.Name)
+		for i := range c.Episodes {
+			seed := c.SeedBase + int64(i)
+			ep := fmt.Sprintf("eval-%s-%s-%d", name, f.Name, seed)
+			family[ep] = f.Name
+			env := eventspb.NewEnvelope("replay-eval")
+			env.EpisodeId = ep
+			t := &eventspb.Task{Envelope: env, TaskId: f.Name + "/" + site + "/seed-" + strconv.FormatInt(seed, 10),
+				Site: site, Family: f.Name, Seed: seed, Tier: eventspb.Tier(f.Tier), Split: eventspb.Split_SPLIT_TEST,
+				MaxSteps: 6, Greedy: true, PolicyName: name}
+			b, err := eventspb.Marshal(t)
+			if err != nil {
+				return res, err
+			}
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: cat.Name(topics.Tasks), Key: []byte(t.GetTaskId()), Value: b}).FirstErr(); err != nil {
+				return res, fmt.Errorf("unable to publish evaluation tasks: %w", err)
+			}
+		}
+	}
+	rd, err := c.Factory.NewClient("replay-eval-rewards", kgo.ConsumeTopics(cat.Name(topics.Rewards)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return res, err
+	}
+	defer rd.Close()
+	done := map[string]bool{}
+	for len(done) < len(family) {
+		fs := rd.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): %w", name, len(done), len(family), err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			rw, err := eventspb.DecodeReward(r.Value)
+			if err != nil || !rw.GetDone() {
+				return
+			}
+			ep := rw.GetEnvelope().GetEpisodeId()
+			f, ok := family[ep]
+			if !ok || done[ep] {
+				return
+			}
+			done[ep] = true
+			res.Episodes[f]++
+			switch {
+			case rw.GetAborted():
+				res.Aborted[f]++
+			case rw.GetSuccess():
+				res.Success[f]++
+			}
+		})
+	}
+	res.Took = time.Since(t0)
+	return res, nil
+}
+
+// Families returns the evaluated families in order.
+func (r EvalResult) Families() []string {
+	var out []string
+	for f := range r.Episodes {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
