@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -25,40 +22,11 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-// learnerProc is one learner process.
-type learnerProc struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{} // closed when the process has exited; err is then set
-	err  error
-}
-
-func startLearner(t *testing.T, bin, dir, name string, seeds []string, prefix string) *learnerProc {
+func startLearner(t *testing.T, bin, dir, name string, seeds []string, prefix string) *testenv.Process {
 	t.Helper()
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-target=learner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
+	return testenv.Start(t, bin, dir, name, "-target=learner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
 		"-instance-id="+name, "-admin-addr=127.0.0.1:0", "-run-dir="+dir, "-curriculum=false",
 		"-batch-size=16", "-publish-every=3", "-stop-timeout=60s")
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &learnerProc{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			t.Logf("last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
-		}
-	})
-	return p
 }
 
 // transitions returns n synthetic click-button transitions in two-step
@@ -157,10 +125,7 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 		_, _ = adm.DeleteTopics(cctx, cat.Names()...)
 	})
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "asyncwebrl")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(t, dir)
 	trTopic, wTopic := cat.Name(topics.Transitions), cat.Name(topics.Weights)
 	produce := func(vals ...[]byte) {
 		t.Helper()
@@ -180,7 +145,7 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 	produce([]byte{0xff, 0x00, 0x13}, []byte("garbage"), badFrame)
 	produce(syntheticTransitions(t, 300, 1)...)
 
-	waitVersion := func(p *learnerProc, atLeast uint64) []*eventspb.Weights {
+	waitVersion := func(p *testenv.Process, atLeast uint64) []*eventspb.Weights {
 		t.Helper()
 		for {
 			ws := publishedVersions(ctx, t, seeds, wTopic)
@@ -188,18 +153,18 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 				return ws
 			}
 			select {
-			case <-p.done:
-				t.Fatalf("learner exited: %v", p.err)
+			case <-p.Done:
+				t.Fatalf("learner exited: %v", p.Err)
 			case <-time.After(time.Second):
 			}
 		}
 	}
 	p1 := startLearner(t, bin, dir, "learner-a", seeds, prefix)
 	waitVersion(p1, 3)
-	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p1.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p1.done
+	<-p1.Done
 	before := publishedVersions(ctx, t, seeds, wTopic)
 	t.Logf("killed with SIGKILL after version %d", before[len(before)-1].GetVersion())
 
@@ -207,12 +172,12 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 	produce(syntheticTransitions(t, 300, 2)...)
 	last := before[len(before)-1].GetVersion()
 	waitVersion(p2, last+2)
-	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p2.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	<-p2.done
-	if p2.err != nil {
-		t.Fatalf("learner did not stop cleanly on SIGTERM: %v", p2.err)
+	<-p2.Done
+	if p2.Err != nil {
+		t.Fatalf("learner did not stop cleanly on SIGTERM: %v", p2.Err)
 	}
 	all := publishedVersions(ctx, t, seeds, wTopic)
 	var vs []uint64
@@ -229,7 +194,7 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 	if !slices.Contains(vs, last+1) {
 		t.Fatalf("no version after the kill: %v", vs)
 	}
-	if !strings.Contains(readFile(t, p2.log), `from="weights topic"`) && !strings.Contains(readFile(t, p2.log), "from=checkpoint") {
+	if !p2.LogContains(t, `from="weights topic"`) && !p2.LogContains(t, "from=checkpoint") {
 		t.Errorf("the restarted learner did not resume from the topic or the checkpoint")
 	}
 
@@ -253,15 +218,6 @@ func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
 	if codes[eventspb.ReasonCode_REASON_CODE_DECODE_ERROR] != 2 || codes[eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID] != 1 {
 		t.Errorf("dead letters by code %v: want 2 decode errors and 1 wrong shape", codes)
 	}
-}
-
-func readFile(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // deadLetters reads the dlq until it holds want records.

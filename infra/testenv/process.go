@@ -1,0 +1,68 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Binary builds the asyncwebrl binary into dir and returns its path: tests
+// that kill a component with SIGKILL run it as a process of its own.
+func Binary(t testing.TB, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "asyncwebrl")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Process is a component started by Start.
+type Process struct {
+	Cmd *exec.Cmd
+	// Log is the file holding its stdout and stderr.
+	Log string
+	// Done is closed when it has exited; Err is then its exit error.
+	Done chan struct{}
+	Err  error
+}
+
+// Start runs bin with args, its output in dir/name.log. The test's cleanup
+// kills it and, when the test failed, prints the log's last 30 lines.
+func Start(t testing.TB, bin, dir, name string, args ...string) *Process {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{Cmd: cmd, Log: logPath, Done: make(chan struct{})}
+	go func() { p.Err = cmd.Wait(); f.Close(); close(p.Done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.Done
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	})
+	return p
+}
+
+// LogContains reports whether the process's log holds s.
+func (p *Process) LogContains(t testing.TB, s string) bool {
+	t.Helper()
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), s)
+}
