@@ -49,8 +49,11 @@ type episode struct {
 	obs      *eventspb.Observation // the stable s_t decisions are taken on
 	scaleY   float64               // frame pixels per CSS pixel of obs
 	greedy   bool                  // take the most likely action (evaluation)
-	// prevAction and prevBid describe a_t-1 for the observation of s_t.
+	// prevAction and prevBid describe a_t-1 for the observation of s_t;
+	// prev is a_t-1 itself, taken on a page at prevURL.
 	prevAction, prevBid string
+	prev                *eventspb.Action
+	prevURL             string
 	demo                *demoPlan // non-nil: a demonstration episode
 }
 
@@ -301,7 +304,18 @@ func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, e
 	if err != nil {
 		return nil, x.fail(ctx, ep.step, err, "inference")
 	}
-	d, err := arch.Sample(f, out, x.rng, ep.greedy)
+	var d *policy.Decision
+	if ep.greedy {
+		// Evaluation: the argmax, but never the action just taken on the
+		// same page (policy.GreedyAvoiding says why).
+		var avoid *eventspb.Action
+		if ep.prev != nil && ep.prevURL == ep.obs.GetUrl() {
+			avoid = ep.prev
+		}
+		d, err = arch.GreedyAvoiding(f, out, avoid)
+	} else {
+		d, err = arch.Sample(f, out, x.rng, false)
+	}
 	if err != nil {
 		return nil, x.fail(ctx, ep.step, err, "sampling")
 	}
@@ -351,6 +365,7 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 	x.ts.count(1, 0)
 
 	ep.prevAction, ep.prevBid = d.ev.GetRaw(), d.ev.GetBid()
+	ep.prev, ep.prevURL = d.ev, ep.obs.GetUrl()
 	next, stable, done, err := x.settle(ctx, t+1, res.Obs, res.Done)
 	if err != nil {
 		return x.fail(ctx, t, err, "observe")

@@ -324,3 +324,72 @@ func entropyOf(lp []float64) float64 {
 	}
 	return h
 }
+
+// sameAction reports whether two actions do the same thing: type, target
+// element and text.
+func sameAction(a, b *eventspb.Action) bool {
+	return a.GetType() == b.GetType() && a.GetBid() == b.GetBid() && a.GetText() == b.GetText()
+}
+
+// GreedyAvoiding is greedy decoding that never repeats avoid, the action
+// just taken on the same page: a deterministic policy whose argmax did not
+// change the page would otherwise take it again until the step budget ends
+// (a ticked box unticked and ticked again, a field filled again). It
+// returns the most likely joint choice (over each type's two best elements
+// and their two best texts) that differs from avoid. With avoid nil it is
+// Sample's greedy decision.
+func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid *eventspb.Action) (*Decision, error) {
+	d, err := a.Sample(f, out, nil, true)
+	if err != nil || avoid == nil || !sameAction(d.Action, avoid) {
+		return d, err
+	}
+	top2 := func(logits []float32) []int {
+		var idx []int
+		for range 2 {
+			best := -1
+			for i, x := range logits {
+				if x > maskedBelow && !slices.Contains(idx, i) && (best < 0 || x > logits[best]) {
+					best = i
+				}
+			}
+			if best >= 0 {
+				idx = append(idx, best)
+			}
+		}
+		return idx
+	}
+	var best *Decision
+	for t, x := range out.TypeLogits {
+		if x <= maskedBelow {
+			continue
+		}
+		typ := a.TypeAt(t)
+		elems := []int{-1}
+		if UsesElement(typ) {
+			elems = top2(a.elemRow(out, t))
+		}
+		for _, e := range elems {
+			cands := []int{-1}
+			if UsesText(typ) {
+				cands = top2(a.candRow(out, a.TextRow(typ, e)))
+			}
+			for _, k := range cands {
+				c := Choice{Type: t, Element: e, Candidate: k}
+				lp, err := a.LogProb(out, c)
+				if err != nil || (best != nil && lp <= best.LogProb) {
+					continue
+				}
+				act, err := a.ActionOf(f, c)
+				if err != nil || sameAction(act, avoid) {
+					continue
+				}
+				act.LogProb, act.Value = lp, float64(out.Value)
+				best = &Decision{Choice: c, Action: act, LogProb: lp, Value: float64(out.Value)}
+			}
+		}
+	}
+	if best == nil {
+		return d, nil // nothing else is possible: repeat
+	}
+	return best, nil
+}

@@ -169,3 +169,42 @@ func softmax(xs []float64) []float64 {
 	}
 	return out
 }
+
+// TestGreedyAvoidingSkipsTheRepeat: with the argmax action to avoid, greedy
+// decoding takes the most likely different action; without, the argmax.
+func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(clickButtonObs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	out := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K)}
+	click := a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK)
+	for i := range out.TypeLogits {
+		out.TypeLogits[i] = -5
+	}
+	out.TypeLogits[click] = 5
+	for i := range out.ElemLogits {
+		out.ElemLogits[i] = -1e9 // masked
+	}
+	row := out.ElemLogits[click*E : (click+1)*E]
+	row[0], row[1], row[2] = 1, 3, 2 // "Yes" (element 1) first, then element 2
+	first, err := a.GreedyAvoiding(f, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Action.GetBid() != f.BIDs[1] {
+		t.Fatalf("greedy chose %s, want %s", first.Action.GetBid(), f.BIDs[1])
+	}
+	next, err := a.GreedyAvoiding(f, out, first.Action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Action.GetType() != eventspb.ActionType_ACTION_TYPE_CLICK || next.Action.GetBid() != f.BIDs[2] {
+		t.Fatalf("avoiding %s chose %s %s, want a click on %s", first.Action.GetRaw(), next.Action.GetType(), next.Action.GetBid(), f.BIDs[2])
+	}
+	if lp, _ := a.LogProb(out, next.Choice); lp != next.LogProb {
+		t.Errorf("log-prob %v, want the choice's %v", next.LogProb, lp)
+	}
+}
