@@ -52,7 +52,7 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 		st := plan.steps[plan.next]
 		plan.next++
 		qctx, cancel := context.WithTimeout(ctx, demoFindWait+time.Second)
-		acts, err := oracle.Actions(qctx, x.e, st)
+		acts, err := demoActions(qctx, x, st)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -107,4 +107,19 @@ func demoEvent(a env.Action) (*eventspb.Action, error) {
 		return nil, errors.New("the scripted solution used an action the events cannot carry: " + a.String())
 	}
 	return ev, nil
+}
+
+// demoActions are the env actions of a plan step in the policy's action
+// space: the scripted solution types text key by key, which the policy's
+// heads cannot express (its press is Enter on an element), so typing into
+// a field is demonstrated as filling it, which leaves the same value.
+func demoActions(ctx context.Context, x *executor, st webenv.OracleStep) ([]env.Action, error) {
+	if st.Op == "type" && st.Sel != "" {
+		bid, err := x.e.QueryBID(ctx, st.Sel, demoFindWait)
+		if err != nil {
+			return nil, err
+		}
+		return []env.Action{{Type: env.Fill, BID: bid, Text: st.Text}}, nil
+	}
+	return oracle.Actions(ctx, x.e, st)
 }
