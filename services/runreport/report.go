@@ -29,7 +29,7 @@ func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[s
 		Title:  "success by tier (last " + fmt.Sprint(window) + " episodes of each)",
 		XLabel: "minutes", YLabel: "success",
 		YMin: 0, YMax: 1,
-		HLines: []chart.HLine{{Y: Target, Label: "target 80%"}},
+		HLines: []chart.HLine{{Y: Target, Label: "target 0.8"}},
 	}
 	tiers := []eventspb.Tier{eventspb.Tier_TIER_EASY, eventspb.Tier_TIER_MEDIUM, eventspb.Tier_TIER_HARD}
 	for _, tier := range tiers {
@@ -74,7 +74,7 @@ func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[s
 			continue
 		}
 		tt := "not reached"
-		if d, ok := s.TimeTo(tier, Target, min(window, 20)); ok {
+		if d, ok := s.TimeTo(tier, Target, window); ok {
 			tt = d.Round(time.Second).String()
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tierName(tier), pct(test), pct(train), pct(rnd), pct(rndTrain), tt)
