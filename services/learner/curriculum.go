@@ -154,6 +154,7 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, producer *kgo.Client, instance string) error {
 	cl, err := f.NewClient("learner-curriculum",
 		kgo.ConsumeTopics(cat.Name(topics.Episodes)),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), // the joiner's transactions
 		// Only episodes from now on decide: a restarted scheduler starts
 		// easy again and is promoted as fast as the policy deserves.
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()),

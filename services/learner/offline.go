@@ -13,6 +13,10 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
+// idleEnd is how long a read of a topic to its end waits for more records
+// before it takes what it read as all there is.
+const idleEnd = 5 * time.Second
+
 // OfflineResult is what a training run over history did.
 type OfflineResult struct {
 	Records, Samples, Episodes int64
@@ -84,16 +88,25 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	if len(assign) == 0 {
 		return res, fmt.Errorf("unable to train from %s: the topic is empty", topic)
 	}
-	cl, err := s.factory.NewClient("learner-offline-read", kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.FetchMaxBytes(64<<20))
+	cl, err := s.factory.NewClient("learner-offline-read", kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.FetchMaxBytes(64<<20),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return res, err
 	}
 	defer cl.Close()
 	now := time.Now()
 	for len(remaining) > 0 {
-		fs := cl.PollFetches(ctx)
+		// A partition written in transactions (the joiner's) ends with a
+		// commit marker, an offset no record is ever returned for: when
+		// nothing comes for a while, what was there has been read.
+		pctx, pcancel := context.WithTimeout(ctx, idleEnd)
+		fs := cl.PollFetches(pctx)
+		pcancel()
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("unable to read %s: %w", topic, err)
+		}
+		if fs.NumRecords() == 0 && pctx.Err() != nil {
+			break
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := remaining[r.Partition]

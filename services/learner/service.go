@@ -134,6 +134,9 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if s.consumer, err = s.factory.NewClient("learner-transitions",
 		kgo.ConsumerGroup(s.o.group),
 		kgo.ConsumeTopics(s.catalog.Name(topics.Transitions)),
+		// The joiner writes in transactions: an aborted batch is
+		// written again, and must be read once.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64<<20),
 		kgo.AutoCommitMarks(),

@@ -50,6 +50,10 @@ func (b Bound) String() string {
 	return b.Time.UTC().Format(time.RFC3339Nano)
 }
 
+// idleEnd is how long a read waits for more records of its range before
+// it takes what it read as the whole range.
+const idleEnd = 5 * time.Second
+
 // KafkaSource reads the raw topics of a catalog between two bounds.
 type KafkaSource struct {
 	// NewClient builds a client with the extra options (security and
@@ -115,9 +119,16 @@ func (k *KafkaSource) Records(ctx context.Context, fn func(joiner.Record) error)
 		left += len(ps)
 	}
 	for left > 0 {
-		fs := cl.PollFetches(ctx)
+		// A range that ends on a transaction marker never returns its
+		// last offset: when nothing comes for a while, it has been read.
+		pctx, pcancel := context.WithTimeout(ctx, idleEnd)
+		fs := cl.PollFetches(pctx)
+		pcancel()
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("unable to read the history: %w", err)
+		}
+		if fs.NumRecords() == 0 && pctx.Err() != nil {
+			return nil
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {

@@ -95,6 +95,7 @@ func (r *Reporter) Start(ctx context.Context) error {
 	cl, err := r.factory.NewClient("reporter",
 		kgo.ConsumeTopics(r.catalog.Name(topics.Episodes), r.catalog.Name(topics.Weights), r.catalog.Name(topics.Actions)),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), // episodes come from the joiner's transactions
 		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20),
 	)
 	if err != nil {
