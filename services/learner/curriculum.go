@@ -103,9 +103,6 @@ type curriculum struct {
 
 	mu          sync.Mutex
 	recent      map[webenv.Tier][]bool
-	// byFamily holds each family's recent training outcomes: practice goes
-	// where success is lowest.
-	byFamily map[string][]bool
 	unlocked    webenv.Tier
 	seed        int64
 	demosIssued int
@@ -129,7 +126,7 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 	}
 	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
 		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
-		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, unlocked: webenv.Easy, seed: 1000}
+		recent: map[webenv.Tier][]bool{}, unlocked: webenv.Easy, seed: 1000}
 	for _, f := range webenv.Families() {
 		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
 			continue
@@ -221,11 +218,6 @@ func (cu *curriculum) finished(ep *eventspb.Episode) {
 		return
 	}
 	tier := webenv.Tier(ep.GetTier())
-	fw := append(cu.byFamily[ep.GetFamily()], ep.GetSuccess())
-	if len(fw) > familyWindow {
-		fw = fw[len(fw)-familyWindow:]
-	}
-	cu.byFamily[ep.GetFamily()] = fw
 	w := append(cu.recent[tier], ep.GetSuccess())
 	if len(w) > cu.c.Window {
 		w = w[len(w)-cu.c.Window:]
@@ -358,7 +350,7 @@ func (cu *curriculum) pick() []*eventspb.Task {
 	for len(cu.fams[tier]) == 0 {
 		tier--
 	}
-	f := cu.practice(cu.fams[tier])
+	f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
 	t := cu.task(f, cu.trainSite(f), eventspb.Split_SPLIT_TRAIN)
 	if cu.c.GroupSize < 2 {
 		return []*eventspb.Task{t}
@@ -372,34 +364,6 @@ func (cu *curriculum) pick() []*eventspb.Task {
 		out = append(out, m)
 	}
 	return out
-}
-
-// familyWindow is the number of recent training episodes per family that
-// decide how much it is practised.
-const familyWindow = 20
-
-// practice draws a family of a tier for training, in proportion to
-// 1.1 - its recent success: a family the policy has mastered still comes
-// back now and then, one it fails at comes up ten times as often. A family
-// without enough history counts as failing.
-func (cu *curriculum) practice(fams []webenv.FamilyInfo) webenv.FamilyInfo {
-	weights := make([]float64, len(fams))
-	var total float64
-	for i, f := range fams {
-		w := 1.1
-		if h := cu.byFamily[f.Name]; len(h) >= familyWindow/2 {
-			w = 1.1 - rate(h)
-		}
-		weights[i] = w
-		total += w
-	}
-	x := cu.rng.Float64() * total
-	for i, w := range weights {
-		if x -= w; x < 0 {
-			return fams[i]
-		}
-	}
-	return fams[len(fams)-1]
 }
 
 func (cu *curriculum) trainSite(f webenv.FamilyInfo) string {

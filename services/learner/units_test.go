@@ -223,28 +223,3 @@ func TestParseFlags(t *testing.T) {
 		t.Error("unknown sampling accepted")
 	}
 }
-
-// TestCurriculumPractisesWhatFails: a family that always succeeds is
-// drawn far less often than one that always fails.
-func TestCurriculumPractisesWhatFails(t *testing.T) {
-	cu, err := newCurriculum(CurriculumConfig{EvalFraction: 0.01, MaxTier: webenv.Easy, Families: []string{"click-button", "type-text"}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range familyWindow {
-		cu.finished(&eventspb.Episode{Family: "click-button", Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
-		cu.finished(&eventspb.Episode{Family: "type-text", Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: false})
-	}
-	n := map[string]int{}
-	for range 1000 {
-		for _, task := range cu.pick() {
-			if task.GetSplit() == eventspb.Split_SPLIT_TRAIN {
-				n[task.GetFamily()]++
-			}
-		}
-	}
-	// Weights 0.1 and 1.1: about 8% and 92%.
-	if n["click-button"]*5 > n["type-text"] {
-		t.Errorf("mastered family drawn %d times, failing one %d; want the failing one at least 5x as often", n["click-button"], n["type-text"])
-	}
-}
