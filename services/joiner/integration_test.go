@@ -205,7 +205,7 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 		case 2: // one member dies mid-work
 			// The load runs again: the new members have records to
 			// join, so they commit; m2 dies only after it has worked.
-			waitLogs(ctx, t, "transact session successful", "never committed a transaction", m2, m3)
+			waitLogs(ctx, t, "first transaction of the assignment committed", "never committed a transaction", m2, m3)
 			if err := m2.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

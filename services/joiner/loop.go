@@ -170,6 +170,10 @@ func (s *Service) transact(pollCtx, ctx context.Context, fetches kgo.Fetches) er
 	}
 	s.metrics.add(stats)
 	s.metrics.txns.WithLabelValues("committed").Inc()
+	if !s.loggedCommit.Swap(true) {
+		// Once per assignment: per-transaction lines are debug.
+		s.log.Info("first transaction of the assignment committed", "records", fetches.NumRecords(), "transitions", stats.Transitions)
+	}
 	var pending, open int64
 	s.mu.Lock()
 	for _, m := range s.parts {

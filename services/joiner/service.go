@@ -38,6 +38,9 @@ import (
 // offsets, the changelog read waits for the markers of everything below the
 // end it saw).
 type Service struct {
+	// loggedCommit: the first commit since the last assignment was logged.
+	loggedCommit atomic.Bool
+
 	cfg      *config.Config
 	factory  *kafka.Factory
 	catalog  *topics.Catalog
@@ -288,6 +291,7 @@ func (s *Service) assigned(_ context.Context, _ *kgo.Client, got map[string][]in
 	s.metrics.partitions.Set(float64(n))
 	if len(ps) > 0 {
 		s.log.Info("partitions assigned", "partitions", ps)
+		s.loggedCommit.Store(false)
 	}
 }
 
