@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,44 +19,22 @@ import (
 
 // member is one joiner process of the group.
 type member struct {
+	*testenv.Process
 	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan error
 }
 
 func startMember(t *testing.T, bin, dir, name string, seeds []string, prefix string) *member {
 	t.Helper()
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-target=joiner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
+	p := testenv.Start(t, bin, dir, name, "-target=joiner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
 		"-instance-id="+name, "-admin-addr=127.0.0.1:0", "-log-level=info", "-stop-timeout=60s")
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	m := &member{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
-	go func() { m.done <- cmd.Wait(); f.Close() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-m.done
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			t.Logf("last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-40):], "\n"))
-		}
-	})
-	t.Logf("member %s started (pid %d)", name, cmd.Process.Pid)
-	return m
+	t.Logf("member %s started (pid %d)", name, p.Cmd.Process.Pid)
+	return &member{Process: p, name: name}
 }
 
 // restoredState reports whether m rebuilt a non-empty join state.
 func restoredState(t *testing.T, m *member) bool {
 	t.Helper()
-	b, err := os.ReadFile(m.log)
+	b, err := os.ReadFile(m.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +48,7 @@ func restoredState(t *testing.T, m *member) bool {
 
 func (m *member) lines(t *testing.T, s string) []string {
 	t.Helper()
-	b, err := os.ReadFile(m.log)
+	b, err := os.ReadFile(m.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +78,7 @@ func waitLogs(ctx context.Context, t *testing.T, s, what string, ms ...*member) 
 
 func (m *member) logContains(t *testing.T, s string) bool {
 	t.Helper()
-	b, err := os.ReadFile(m.log)
+	b, err := os.ReadFile(m.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +108,7 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 	if keep := os.Getenv("ASYNCWEBRL_TEST_KEEP_DIR"); keep != "" {
 		dir = keep // the members' logs survive the test
 	}
-	bin := filepath.Join(dir, "asyncwebrl")
-	build := exec.Command("go", "build", "-o", bin, "github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(t, dir)
 
 	// A hang guard, not an assertion: a healthy run takes a few minutes on
 	// a busy two-core machine.
@@ -206,18 +178,18 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 			// The load runs again: the new members have records to
 			// join, so they commit; m2 dies only after it has worked.
 			waitLogs(ctx, t, "first transaction of the assignment committed", "never committed a transaction", m2, m3)
-			if err := m2.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := m2.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("m2 killed with SIGKILL")
 		case 3: // 2 -> 1, gracefully
-			if err := m3.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			if err := m3.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			if err := <-m3.done; err != nil {
-				t.Fatalf("m3 did not stop cleanly: %v", err)
+			<-m3.Done
+			if m3.Err != nil {
+				t.Fatalf("m3 did not stop cleanly: %v", m3.Err)
 			}
-			m3.done <- nil // for the cleanup
 			t.Logf("m3 stopped with SIGTERM")
 		}
 	}
@@ -269,12 +241,12 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 		t.Fatal("m1 never restored join state written by another member")
 	}
 
-	if err := m1.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := m1.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-m1.done; err != nil {
-		t.Fatalf("m1 did not stop cleanly: %v", err)
+	<-m1.Done
+	if m1.Err != nil {
+		t.Fatalf("m1 did not stop cleanly: %v", m1.Err)
 	}
-	m1.done <- nil
 	fmt.Fprintln(os.Stderr) // keep go test's output readable after the members' logs
 }
