@@ -13,6 +13,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -209,13 +210,7 @@ type weightsFollower struct {
 func (s *Service) startPolicy(ctx context.Context) (*policy.Server, *weightsFollower, error) {
 	var err error
 	topic := s.catalog.Name(topics.Weights)
-	if s.weightsCl, err = s.factory.NewClient("actor-weights",
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(80<<20),
-		kgo.FetchMaxPartitionBytes(80<<20),
-		kgo.BrokerMaxReadBytes(100<<20),
-	); err != nil {
+	if s.weightsCl, err = s.factory.NewClient("actor-weights", weightstopic.ConsumeOpts(topic)...); err != nil {
 		return nil, nil, err
 	}
 	ww := &weightsFollower{weightsWatcher: &weightsWatcher{cl: s.weightsCl, topic: topic, policy: s.opts.policyName, log: s.log,

@@ -46,13 +46,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	defer s.closeClients()
 	s.arch, s.params = s.o.arch, s.o.arch.NewParams(s.o.seed)
 	// A fresh model, but the policy name's version sequence goes on.
-	wcl, err := s.factory.NewClient("learner-offline-weights", kgo.ConsumeTopics(s.catalog.Name(topics.Weights)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20))
-	if err != nil {
-		return res, err
-	}
-	latest, err := (&weightstopic.Reader{Client: wcl, Topic: s.catalog.Name(topics.Weights), Policy: s.o.policyName, Log: s.log}).CatchUp(ctx, 30*time.Second)
-	wcl.Close()
+	latest, err := weightstopic.Latest(ctx, s.newClient("learner-offline-weights"), s.catalog.Name(topics.Weights), s.o.policyName, s.log, nil)
 	if err != nil {
 		return res, err
 	}

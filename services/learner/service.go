@@ -206,18 +206,8 @@ func (s *Service) resume(ctx context.Context) error {
 			from = "checkpoint"
 		}
 	}
-	cl, err := s.factory.NewClient("learner-weights",
-		kgo.ConsumeTopics(s.catalog.Name(topics.Weights)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20),
-	)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	r := &weightstopic.Reader{Client: cl, Topic: s.catalog.Name(topics.Weights), Policy: s.o.policyName, Log: s.log,
-		OnBad: func() { s.m.bad.WithLabelValues("weights").Inc() }}
-	ev, err := r.CatchUp(ctx, 30*time.Second)
+	ev, err := weightstopic.Latest(ctx, s.newClient("learner-weights"), s.catalog.Name(topics.Weights), s.o.policyName, s.log,
+		func() { s.m.bad.WithLabelValues("weights").Inc() })
 	if err != nil {
 		return err
 	}
@@ -234,6 +224,11 @@ func (s *Service) resume(ctx context.Context) error {
 	s.m.version.Set(float64(s.version.Load()))
 	s.log.Info("learner state", "from", from, "version", s.version.Load(), "updates", s.updates.Load())
 	return nil
+}
+
+// newClient returns a client constructor named name for weightstopic.
+func (s *Service) newClient(name string) func(...kgo.Opt) (*kgo.Client, error) {
+	return func(opts ...kgo.Opt) (*kgo.Client, error) { return s.factory.NewClient(name, opts...) }
 }
 
 // adopt takes parameters and version from a model.

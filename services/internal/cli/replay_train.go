@@ -127,13 +127,8 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // latestModel reads the newest published model of a policy.
 func latestModel(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, log *slog.Logger) ([]byte, uint64, error) {
-	cl, err := f.NewClient("replay-live", kgo.ConsumeTopics(cat.Name(topics.Weights)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20))
-	if err != nil {
-		return nil, 0, err
-	}
-	defer cl.Close()
-	w, err := (&weightstopic.Reader{Client: cl, Topic: cat.Name(topics.Weights), Policy: policy, Log: log}).CatchUp(ctx, 30*time.Second)
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-live", opts...) }
+	w, err := weightstopic.Latest(ctx, newClient, cat.Name(topics.Weights), policy, log, nil)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -103,3 +103,24 @@ func (w *Reader) CatchUp(ctx context.Context, timeout time.Duration) (*eventspb.
 	}
 	return best, nil
 }
+
+// ConsumeOpts reads the weights topic from its start with fetch limits
+// above the largest model the topic accepts (64 MiB).
+func ConsumeOpts(topic string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(80 << 20), kgo.FetchMaxPartitionBytes(80 << 20), kgo.BrokerMaxReadBytes(100 << 20),
+	}
+}
+
+// Latest reads the newest published version of policy with a client of its
+// own (newClient adds seeds and security), or nil when none is published.
+func Latest(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error), topic, policy string, log *slog.Logger, onBad func()) (*eventspb.Weights, error) {
+	cl, err := newClient(ConsumeOpts(topic)...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return (&Reader{Client: cl, Topic: topic, Policy: policy, Log: log, OnBad: onBad}).CatchUp(ctx, 30*time.Second)
+}
