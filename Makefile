@@ -25,9 +25,16 @@ help: ## list targets
 # so no earlier run's weights or tasks leak in; DURATION and ARGS override.
 DURATION ?= 20m
 EXECUTORS ?= 8
-RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
-run: setup up build ## install what is missing, start Kafka and ClickHouse, train end to end for DURATION (20m), write the report
+# EVAL_EPISODES per family: the held-out evaluation of the final policy
+# (and of the random-init one on the same seeds) after training; 0 skips it.
+EVAL_EPISODES ?= 10
+ifndef RUN_ID
+RUN_ID := $(shell date -u +%Y%m%d-%H%M%S)
+endif
+run: setup up build ## install what is missing, start Kafka and ClickHouse, train end to end for DURATION (20m), evaluate on held-out sites, write the reports
 	$(BIN) -target=all -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -duration=$(DURATION) -executors=$(EXECUTORS) $(ARGS)
+	@if [ "$(EVAL_EPISODES)" != 0 ]; then \
+	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random; fi
 
 setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules
 	infra/setup.sh

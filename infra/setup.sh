@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl)
 ONNXRUNTIME_NODE_VERSION=1.30.0
 
 step_apt() {

@@ -178,11 +178,11 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	s.goBG(func() { s.publishTelemetry(runCtx) })
 	s.goBG(func() { s.pool.watch(runCtx, 5*time.Second) })
 	switch s.opts.mode {
-	case ModeSync:
+	case ModeSync, ModeSyncStep:
 		s.execWG.Add(1)
 		go func() {
 			defer s.execWG.Done()
-			s.runSync(runCtx)
+			s.runSync(runCtx, s.opts.mode == ModeSync)
 		}()
 	default:
 		for _, x := range s.execs {

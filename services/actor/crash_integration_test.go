@@ -3,6 +3,7 @@ package actor
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -42,10 +43,8 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	ev := &events{}
 	k.consume(t, rctx, ev)
 
-	dirs := map[string]bool{}
-	for _, b := range a.Browsers() {
-		dirs[b.DataDir] = true
-	}
+	var seen []BrowserInfo
+	seen = append(seen, a.Browsers()...)
 	waitUntil(t, 3*time.Minute, "4 episodes", func() bool { return a.Stats().Episodes >= 4 })
 	victim := a.Browsers()[0]
 	if victim.PID <= 0 {
@@ -60,9 +59,7 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 		b := a.Browsers()[0]
 		return b.Generation > victim.Generation && b.PID != victim.PID
 	})
-	for _, b := range a.Browsers() {
-		dirs[b.DataDir] = true
-	}
+	seen = append(seen, a.Browsers()...)
 	// Executors 0 and 2 live in browser 0: both must finish episodes
 	// after the crash.
 	waitUntil(t, 3*time.Minute, "episodes of executors 0 and 2 after the crash", func() bool {
@@ -103,16 +100,12 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	if crashed == 0 {
 		t.Fatal("no aborted reward with reason crash from the executors of the killed browser")
 	}
-	var list []string
-	for d := range dirs {
-		list = append(list, d)
-	}
-	if left := deadDirs(list); left != "" {
+	if left := leftover(seen); left != "" {
 		t.Fatalf("chromium processes outlived the actor: %s", left)
 	}
-	for _, d := range list {
-		if _, err := os.Stat(d); err == nil {
-			t.Fatalf("user-data dir %s outlived its browser", d)
+	for _, b := range seen {
+		if _, err := os.Stat(b.DataDir); err == nil {
+			t.Fatalf("user-data dir %s outlived its browser", b.DataDir)
 		}
 	}
 	t.Logf("%d crash-aborted episodes; stats %+v", crashed, st)
@@ -138,23 +131,28 @@ func TestIntegrationNoOrphansAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	var dirs []string
+	var bs []BrowserInfo
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		line := sc.Text()
-		if d, ok := strings.CutPrefix(line, "DIR "); ok {
-			dirs = append(dirs, d)
+		if rest, ok := strings.CutPrefix(line, "BROWSER "); ok {
+			var b BrowserInfo
+			if _, err := fmt.Sscanf(rest, "%d %s", &b.PID, &b.DataDir); err != nil {
+				t.Fatalf("child line %q: %v", line, err)
+			}
+			bs = append(bs, b)
 		}
 		if line == "READY" {
 			break
 		}
 	}
-	if len(dirs) != 2 {
-		t.Fatalf("child reported %d browsers, want 2", len(dirs))
+	if len(bs) != 2 {
+		t.Fatalf("child reported %d browsers, want 2", len(bs))
 	}
-	for _, d := range dirs {
-		if len(processesUsing(d)) == 0 {
-			t.Fatalf("no process uses %s before the kill", d)
+	for _, b := range bs {
+		// The main process, a zygote and a renderer at least.
+		if n := len(processesOf(b.PID, b.DataDir)); n < 3 {
+			t.Fatalf("%d processes of browser %d (%s) before the kill, want 3 or more", n, b.PID, b.DataDir)
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -163,9 +161,9 @@ func TestIntegrationNoOrphansAfterKill9(t *testing.T) {
 	_ = cmd.Wait()
 	// The kernel kills the browsers (Pdeathsig); their helpers follow
 	// once their browser is gone.
-	waitUntil(t, time.Minute, "every chromium process of the killed actor to exit", func() bool { return deadDirs(dirs) == "" })
-	for _, d := range dirs {
-		_ = os.RemoveAll(d) // nothing cleaned up after the kill
+	waitUntil(t, time.Minute, "every chromium process of the killed actor to exit", func() bool { return leftover(bs) == "" })
+	for _, b := range bs {
+		_ = os.RemoveAll(b.DataDir) // nothing cleaned up after the kill
 	}
 }
 
@@ -184,7 +182,7 @@ func runPoolChild() {
 			os.Stdout.WriteString("ERROR " + err.Error() + "\n")
 			os.Exit(1)
 		}
-		os.Stdout.WriteString("DIR " + b.DataDir() + "\n")
+		fmt.Fprintf(os.Stdout, "BROWSER %d %s\n", p.slots[i].pgid, b.DataDir())
 	}
 	os.Stdout.WriteString("READY\n")
 	time.Sleep(10 * time.Minute)

@@ -14,9 +14,13 @@
 // for a stable s_t+1, the reward event goes out). In ModeAsync every
 // executor chains its steps on its own, so while one waits for its page
 // the others think and act and their inference requests meet in one
-// batch. ModeSync, the baseline, runs the same steps in lock-step rounds:
-// all act and settle, a barrier waits for the slowest page, all featurize,
-// one batched inference decides for all. Waiting at a barrier is idle time.
+// batch. ModeSync, the strict baseline, runs the same steps in lock-step
+// rounds (all act and settle, a barrier waits for the slowest page, all
+// featurize, one batched inference decides for all) over batches of
+// episodes that start together: an executor whose episode ended waits for
+// the batch's longest one. ModeSyncStep restarts each executor's episodes
+// independently, so it waits only for the slowest page of each round.
+// Waiting at a barrier is idle time.
 //
 // # Events (key: episode id; telemetry: actor id)
 //

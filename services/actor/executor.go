@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +56,10 @@ type episode struct {
 	prevAction, prevBid string
 	prev                *eventspb.Action
 	prevURL             string
-	demo                *demoPlan // non-nil: a demonstration episode
+	// tried holds, in greedy episodes, the actions taken from each page
+	// state (pageState) so far: none is taken from the same state again.
+	tried map[string][]*eventspb.Action
+	demo  *demoPlan // non-nil: a demonstration episode
 }
 
 // decision is a chosen action, published, waiting to be executed.
@@ -307,12 +312,19 @@ func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, e
 	var d *policy.Decision
 	if ep.greedy {
 		// Evaluation: the argmax, but never the action just taken on the
-		// same page (policy.GreedyAvoiding says why).
-		var avoid *eventspb.Action
+		// same page nor one already taken from this page state
+		// (policy.GreedyAvoiding says why).
+		state := pageState(ep.obs)
+		avoid := ep.tried[state]
 		if ep.prev != nil && ep.prevURL == ep.obs.GetUrl() {
-			avoid = ep.prev
+			avoid = append(slices.Clip(avoid), ep.prev)
 		}
-		d, err = arch.GreedyAvoiding(f, out, avoid)
+		if d, err = arch.GreedyAvoiding(f, out, avoid); err == nil {
+			if ep.tried == nil {
+				ep.tried = map[string][]*eventspb.Action{}
+			}
+			ep.tried[state] = append(ep.tried[state], d.Action)
+		}
 	} else {
 		d, err = arch.Sample(f, out, x.rng, false)
 	}
@@ -495,4 +507,31 @@ func (x *executor) end(result string) {
 	x.s.m.episodes.WithLabelValues(result).Inc()
 	x.ts.count(0, 1)
 	x.ep = nil
+}
+
+// pageState identifies what a page shows an agent, for greedy decoding's
+// loop avoidance: the URL and every element's bid, role, text, value and
+// checked and disabled states. Boxes and focus are left out: a late banner
+// moves boxes and a click moves focus without changing what is done.
+func pageState(o *eventspb.Observation) string {
+	var b strings.Builder
+	b.WriteString(o.GetUrl())
+	for _, el := range o.GetElements() {
+		b.WriteByte(0)
+		b.WriteString(el.GetBid())
+		b.WriteByte(1)
+		b.WriteString(el.GetRole())
+		b.WriteByte(1)
+		b.WriteString(el.GetText())
+		b.WriteByte(1)
+		b.WriteString(el.GetValue())
+		b.WriteByte(1)
+		if el.GetChecked() {
+			b.WriteByte('c')
+		}
+		if el.GetDisabled() {
+			b.WriteByte('d')
+		}
+	}
+	return b.String()
 }

@@ -228,12 +228,13 @@ func publishWeights(t *testing.T, k *kafkaEnv, version, seed uint64) {
 	}
 }
 
-// deadDirs lists the processes still using any of dirs.
-func deadDirs(dirs []string) string {
+// leftover lists the processes still alive of any of the browsers (by
+// process group and user-data dir).
+func leftover(bs []BrowserInfo) string {
 	var out []string
-	for _, d := range dirs {
-		if pids := processesUsing(d); len(pids) > 0 {
-			out = append(out, fmt.Sprintf("%s: %v", d, pids))
+	for _, b := range bs {
+		if pids := processesOf(b.PID, b.DataDir); len(pids) > 0 {
+			out = append(out, fmt.Sprintf("group %d %s: %v", b.PID, b.DataDir, pids))
 		}
 	}
 	return strings.Join(out, "; ")

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,15 +72,23 @@ func (s *Service) stopped(x *executor) {
 // each round every executor acts (or starts an episode) and waits for its
 // page, a barrier waits for the slowest, every executor featurizes its
 // state, and one batched inference decides for all. Time an executor
-// spends at a barrier is idle.
-func (s *Service) runSync(ctx context.Context) {
+// spends at a barrier is idle. With episodeBatches (ModeSync) episodes
+// start only together, when every executor's episode of the batch has
+// ended, as in a synchronous RL rollout that collects one batch of
+// trajectories per policy; without (ModeSyncStep) an executor starts its
+// next episode in the round after its last one ended.
+func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	xs := s.execs
 	decisions := make([]*decision, len(xs))
 	feats := make([]*policy.Features, len(xs))
 	for ctx.Err() == nil {
+		newBatch := !episodeBatches || !slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil })
 		s.barrier(xs, func(i int, x *executor) {
 			var err error
 			if x.ep == nil {
+				if !newBatch {
+					return // done with this batch: waits for its longest episode
+				}
 				err = x.begin(ctx)
 			} else if d := decisions[i]; d != nil {
 				err = x.act(ctx, d)

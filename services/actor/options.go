@@ -20,19 +20,27 @@ const (
 	// ModeAsync lets every executor run on its own: it acts, waits for its
 	// own page and asks for inference while the others do the same.
 	ModeAsync Mode = "async"
-	// ModeSync is the baseline: lock-step rounds in which every executor
-	// observes, one batched inference decides for all, all act, and a
-	// barrier waits for every page to settle.
+	// ModeSync is the strict synchronous baseline of synchronous RL
+	// rollouts: batches of episodes, one per executor, that start together
+	// and advance in lock-step rounds (every executor observes, one batched
+	// inference decides for all, all act, a barrier waits for every page
+	// to settle); an executor whose episode ended waits for the batch's
+	// longest episode before the next batch starts.
 	ModeSync Mode = "sync"
+	// ModeSyncStep is a weaker baseline: the same lock-step rounds, but an
+	// executor whose episode ended starts its next one in the next round,
+	// so only the slowest page of each round is waited for, not the
+	// longest episode.
+	ModeSyncStep Mode = "sync-step"
 )
 
-// ParseMode parses "async" or "sync".
+// ParseMode parses "async", "sync" or "sync-step".
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case ModeAsync, ModeSync:
+	case ModeAsync, ModeSync, ModeSyncStep:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown actor mode %q: want async or sync", s)
+	return "", fmt.Errorf("unknown actor mode %q: want async, sync or sync-step", s)
 }
 
 // Option configures a Service.
@@ -226,8 +234,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid executor count %d: want 1..256", o.executors)
 	case o.browsers < 0 || o.browsers > o.executors:
 		return fmt.Errorf("invalid browser count %d: want 1..executors (%d)", o.browsers, o.executors)
-	case o.mode != ModeAsync && o.mode != ModeSync:
-		return fmt.Errorf("invalid actor mode %q: want async or sync", o.mode)
+	case o.mode != ModeAsync && o.mode != ModeSync && o.mode != ModeSyncStep:
+		return fmt.Errorf("invalid actor mode %q: want async, sync or sync-step", o.mode)
 	case o.frameMaxSide < 8 || o.frameMaxSide > 4096:
 		return fmt.Errorf("invalid frame size %d: want 8..4096", o.frameMaxSide)
 	case o.frameFormat != "jpeg" && o.frameFormat != "png":

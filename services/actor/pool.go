@@ -172,7 +172,7 @@ func (p *pool) closeSlot(s *slot) {
 		p.log.Warn("browser did not close in time; killing it", "browser", s.idx, "pid", pgid)
 	}
 	killGroup(pgid)
-	killUsing(dir)
+	killRest(pgid, dir)
 	// A helper that outlived the main process can write into the data dir
 	// after Close removed it: remove what it left, now that none is left.
 	if dir != "" {
@@ -214,8 +214,8 @@ func (p *pool) info() []BrowserInfo {
 func (p *pool) pids() []int {
 	var pids []int
 	for _, bi := range p.info() {
-		if bi.DataDir != "" {
-			pids = append(pids, processesUsing(bi.DataDir)...)
+		if bi.DataDir != "" || bi.PID > 1 {
+			pids = append(pids, processesOf(bi.PID, bi.DataDir)...)
 		}
 	}
 	return pids

@@ -33,11 +33,14 @@ func killGroup(pgid int) {
 	}
 }
 
-// processesUsing returns the pids of the processes whose command line holds
-// --user-data-dir=dir: Chromium passes it to every helper process, and the
-// actor's directories are unique (and without spaces: os.MkdirTemp), so
-// this finds a browser's processes even after its main process is gone.
-func processesUsing(dir string) []int {
+// processesOf returns the pids of a browser's processes: the members of
+// its process group pgid (0: none), and the processes whose command line
+// holds --user-data-dir=dir (""; none). Chromium passes the dir to every
+// helper process, the headless shell to none, and helpers stay in the
+// browser's group, where a forked helper can still be found after its main
+// process is gone; the actor's directories are unique (and without spaces:
+// os.MkdirTemp).
+func processesOf(pgid int, dir string) []int {
 	want := []byte("--user-data-dir=" + dir)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -48,6 +51,13 @@ func processesUsing(dir string) []int {
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
+			continue
+		}
+		if pgid > 1 && processGroup(pid) == pgid {
+			pids = append(pids, pid)
+			continue
+		}
+		if dir == "" {
 			continue
 		}
 		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
@@ -66,12 +76,34 @@ func processesUsing(dir string) []int {
 	return pids
 }
 
-// killUsing kills the processes that use dir until none is left (a helper
-// can fork just as its parent dies), for at most two seconds.
-func killUsing(dir string) {
+// processGroup returns the process group of pid, 0 if unknown (a zombie
+// still has one; the kernel reaps it with its parent).
+func processGroup(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: pgrp is the third field
+	// after its closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 || f[0] == "Z" {
+		return 0
+	}
+	g, _ := strconv.Atoi(f[2])
+	return g
+}
+
+// killRest kills a browser's processes (processesOf) until none is left (a
+// helper can fork just as its parent dies), for at most two seconds.
+func killRest(pgid int, dir string) {
 	deadline := time.Now().Add(2 * time.Second)
 	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		pids := processesUsing(dir)
+		pids := processesOf(pgid, dir)
 		if len(pids) == 0 {
 			quiet++
 			continue

@@ -13,7 +13,7 @@ import (
 func ownProcessGroup(*exec.Cmd)     {}
 func killGroup(int)                 {}
 func setGroupNice(int, int)         {}
-func processesUsing(string) []int   { return nil }
-func killUsing(string)              {}
+func processesOf(int, string) []int { return nil }
+func killRest(int, string)          {}
 func cpuTimeOf([]int) time.Duration { return 0 }
 func selfCPU() time.Duration        { return 0 }

@@ -125,6 +125,7 @@ func TestIntegrationSyncModeAndTasksTopic(t *testing.T) {
 	if idle == 0 {
 		t.Fatal("no idle time at the sync barriers")
 	}
+	checkEpisodeBatches(t, ev)
 	// The three assignments are committed for the group.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
@@ -142,4 +143,75 @@ func TestIntegrationSyncModeAndTasksTopic(t *testing.T) {
 		t.Fatalf("%d task offsets committed, want %d", committed, assigned)
 	}
 	t.Logf("%d assigned + %d local-task obs, max batch %d, stats %+v", len(runs), local, maxBatch, st)
+}
+
+// checkEpisodeBatches checks the strict baseline's batches of episodes
+// (ev locked): episodes start together and the next batch starts after
+// the last episode of the batch ended, so "their lifetimes overlap" is an
+// equivalence (same batch). Where an executor restarts on its own (the
+// sync-step baseline, async), a long episode overlaps two episodes of
+// another executor that do not overlap each other. A lifetime runs from
+// the step-0 observation to the last event; episodes aborted before it
+// are left out.
+func checkEpisodeBatches(t *testing.T, ev *events) {
+	t.Helper()
+	type span struct{ from, to int64 }
+	spans := map[string]*span{}
+	note := func(env *eventspb.Envelope) {
+		if sp := spans[env.GetEpisodeId()]; sp != nil {
+			sp.from, sp.to = min(sp.from, env.GetProducedAtUnixNano()), max(sp.to, env.GetProducedAtUnixNano())
+		}
+	}
+	for _, o := range ev.obs {
+		if o.GetEnvelope().GetStep() == 0 {
+			at := o.GetEnvelope().GetProducedAtUnixNano()
+			spans[o.GetEnvelope().GetEpisodeId()] = &span{at, at}
+		}
+	}
+	for _, o := range ev.obs {
+		note(o.GetEnvelope())
+	}
+	for _, a := range ev.actions {
+		note(a.GetEnvelope())
+	}
+	for _, r := range ev.rewards {
+		note(r.GetEnvelope())
+	}
+	ids := make([]string, 0, len(spans))
+	for id := range spans {
+		ids = append(ids, id)
+	}
+	overlap := func(a, b string) bool {
+		x, y := spans[a], spans[b]
+		return x.from <= y.to && y.from <= x.to
+	}
+	batches := 0
+	for i, a := range ids {
+		for j, b := range ids {
+			if j <= i || !overlap(a, b) {
+				continue
+			}
+			for _, c := range ids {
+				if c != a && c != b && overlap(a, c) && !overlap(b, c) {
+					t.Fatalf("episode %s overlaps %s and %s, which do not overlap each other: not batches of episodes", a, b, c)
+				}
+			}
+		}
+	}
+	for i, a := range ids {
+		first := true
+		for _, b := range ids[:i] {
+			if overlap(a, b) {
+				first = false
+				break
+			}
+		}
+		if first {
+			batches++
+		}
+	}
+	if batches < 2 {
+		t.Fatalf("%d batches of episodes over %d episodes, want 2 or more", batches, len(ids))
+	}
+	t.Logf("%d episodes in %d batches", len(ids), batches)
 }

@@ -12,7 +12,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -347,33 +349,79 @@ func TestWeightsAccept(t *testing.T) {
 	}
 }
 
-func TestProcessesUsingFindsRewrittenCommandLines(t *testing.T) {
+func TestProcessesOfFindsHelpersByDirAndGroup(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("no /proc")
 	}
-	dir := t.TempDir()
-	// A helper whose arguments arrive space-joined, as Chromium's do after
-	// it sets its process title.
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep binary")
 	}
+	waitFound := func(what string, pgid int, dir string, pid int) {
+		deadline := time.Now().Add(10 * time.Second)
+		for !slices.Contains(processesOf(pgid, dir), pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the helper was not found by its %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// A helper whose arguments arrive space-joined, as Chromium's do after
+	// it sets its process title.
+	dir := t.TempDir()
 	cmd := exec.Command(sleep, "30")
 	cmd.Args[0] = "chromium --type=renderer --user-data-dir=" + dir + " --x"
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesUsing(dir)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the helper was not found by its user-data dir")
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitFound("user-data dir", 0, dir, cmd.Process.Pid)
+	// The headless shell's helpers carry no user-data dir: they are found
+	// by the browser's process group.
+	lead := exec.Command(sleep, "30")
+	ownProcessGroup(lead)
+	if err := lead.Start(); err != nil {
+		t.Fatal(err)
 	}
-	killUsing(dir)
-	_ = cmd.Wait()
-	if pids := processesUsing(dir); len(pids) != 0 {
-		t.Fatalf("still running after killUsing: %v", pids)
+	defer func() { _ = lead.Process.Kill(); _ = lead.Wait() }()
+	helper := exec.Command(sleep, "30")
+	helper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: lead.Process.Pid}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	waitFound("process group", lead.Process.Pid, "", helper.Process.Pid)
+	if pids := processesOf(lead.Process.Pid, dir); len(pids) != 3 {
+		t.Fatalf("processesOf found %v, want the leader, its helper and the dir's helper", pids)
+	}
+	killRest(lead.Process.Pid, dir)
+	_, _, _ = cmd.Wait(), lead.Wait(), helper.Wait()
+	if pids := processesOf(lead.Process.Pid, dir); len(pids) != 0 {
+		t.Fatalf("still running after killRest: %v", pids)
+	}
+}
+
+// pageState ignores what moves without anything being done (boxes, focus)
+// and tells apart what an action changes (a value, a tick).
+func TestPageStateForLoopAvoidance(t *testing.T) {
+	obs := func(mut func(*eventspb.Element)) *eventspb.Observation {
+		el := &eventspb.Element{Bid: "3", Role: "textbox", Text: "Name", Box: &eventspb.Box{X: 1, Y: 2, W: 3, H: 4}}
+		if mut != nil {
+			mut(el)
+		}
+		return &eventspb.Observation{Url: "http://x/t/a/", Elements: []*eventspb.Element{el, {Bid: "4", Role: "button", Text: "OK"}}}
+	}
+	base := pageState(obs(nil))
+	if pageState(obs(func(e *eventspb.Element) { e.Focused = true; e.Box.Y = 30 })) != base {
+		t.Fatal("focus or a moved box changed the page state")
+	}
+	for name, mut := range map[string]func(*eventspb.Element){
+		"value":   func(e *eventspb.Element) { e.Value = "lego" },
+		"checked": func(e *eventspb.Element) { e.Checked = true },
+		"text":    func(e *eventspb.Element) { e.Text = "Name2" },
+	} {
+		if pageState(obs(mut)) == base {
+			t.Errorf("a changed %s left the page state equal", name)
+		}
 	}
 }

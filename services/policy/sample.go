@@ -331,21 +331,28 @@ func sameAction(a, b *eventspb.Action) bool {
 	return a.GetType() == b.GetType() && a.GetBid() == b.GetBid() && a.GetText() == b.GetText()
 }
 
-// GreedyAvoiding is greedy decoding that never repeats avoid, the action
-// just taken on the same page: a deterministic policy whose argmax did not
-// change the page would otherwise take it again until the step budget ends
-// (a ticked box unticked and ticked again, a field filled again). It
-// returns the most likely joint choice (over each type's two best elements
-// and their two best texts) that differs from avoid. With avoid nil it is
-// Sample's greedy decision.
-func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid *eventspb.Action) (*Decision, error) {
+// GreedyAvoiding is greedy decoding that takes none of the actions in
+// avoid: the action just taken on the same page, and the ones already
+// taken from the same page state in the episode. A deterministic policy
+// that comes back to a state it acted on repeats what it did there
+// forever: its argmax did not change the page (a field filled again), or
+// a short cycle returns to the state (fill, click the field, fill; tick a
+// box, untick it) until the step budget ends. It returns the most likely
+// joint choice (over each type's three best elements and their three best
+// texts) that is not in avoid, and the argmax itself when everything
+// possible is avoided. With avoid empty it is Sample's greedy decision.
+func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid []*eventspb.Action) (*Decision, error) {
+	avoided := func(act *eventspb.Action) bool {
+		return slices.ContainsFunc(avoid, func(b *eventspb.Action) bool { return b != nil && sameAction(act, b) })
+	}
 	d, err := a.Sample(f, out, nil, true)
-	if err != nil || avoid == nil || !sameAction(d.Action, avoid) {
+	if err != nil || !avoided(d.Action) {
 		return d, err
 	}
-	top2 := func(logits []float32) []int {
+	const k = 3
+	topK := func(logits []float32) []int {
 		var idx []int
-		for range 2 {
+		for range k {
 			best := -1
 			for i, x := range logits {
 				if x > maskedBelow && !slices.Contains(idx, i) && (best < 0 || x > logits[best]) {
@@ -366,25 +373,25 @@ func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid *eventspb.
 		typ := a.TypeAt(t)
 		elems := []int{-1}
 		if UsesElement(typ) {
-			elems = top2(a.elemRow(out, t))
+			elems = topK(a.elemRow(out, t))
 		}
 		for _, e := range elems {
 			cands := []int{-1}
 			if UsesText(typ) {
-				cands = top2(a.candRow(out, a.TextRow(typ, e)))
+				cands = topK(a.candRow(out, a.TextRow(typ, e)))
 			}
-			for _, k := range cands {
-				c := Choice{Type: t, Element: e, Candidate: k}
-				lp, err := a.LogProb(out, c)
+			for _, c := range cands {
+				ch := Choice{Type: t, Element: e, Candidate: c}
+				lp, err := a.LogProb(out, ch)
 				if err != nil || (best != nil && lp <= best.LogProb) {
 					continue
 				}
-				act, err := a.ActionOf(f, c)
-				if err != nil || sameAction(act, avoid) {
+				act, err := a.ActionOf(f, ch)
+				if err != nil || avoided(act) {
 					continue
 				}
 				act.LogProb, act.Value = lp, float64(out.Value)
-				best = &Decision{Choice: c, Action: act, LogProb: lp, Value: float64(out.Value)}
+				best = &Decision{Choice: ch, Action: act, LogProb: lp, Value: float64(out.Value)}
 			}
 		}
 	}

@@ -197,7 +197,7 @@ func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
 	if first.Action.GetBid() != f.BIDs[1] {
 		t.Fatalf("greedy chose %s, want %s", first.Action.GetBid(), f.BIDs[1])
 	}
-	next, err := a.GreedyAvoiding(f, out, first.Action)
+	next, err := a.GreedyAvoiding(f, out, []*eventspb.Action{first.Action})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +206,14 @@ func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
 	}
 	if lp, _ := a.LogProb(out, next.Choice); lp != next.LogProb {
 		t.Errorf("log-prob %v, want the choice's %v", next.LogProb, lp)
+	}
+	// Both clicks avoided (they were taken from this page state): the
+	// third element, still a click.
+	third, err := a.GreedyAvoiding(f, out, []*eventspb.Action{first.Action, nil, next.Action})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Action.GetType() != eventspb.ActionType_ACTION_TYPE_CLICK || third.Action.GetBid() != f.BIDs[0] {
+		t.Fatalf("avoiding two clicks chose %s %s, want a click on %s", third.Action.GetType(), third.Action.GetBid(), f.BIDs[0])
 	}
 }

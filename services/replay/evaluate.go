@@ -133,7 +133,7 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 			env.EpisodeId = ep
 			t := &eventspb.Task{Envelope: env, TaskId: f.Name + "/" + site + "/seed-" + strconv.FormatInt(seed, 10),
 				Site: site, Family: f.Name, Seed: seed, Tier: eventspb.Tier(f.Tier), Split: eventspb.Split_SPLIT_TEST,
-				MaxSteps: 6, Greedy: true, PolicyName: name}
+				MaxSteps: c.Tier.StepBudget(), Greedy: true, PolicyName: name}
 			b, err := eventspb.Marshal(t)
 			if err != nil {
 				return res, err

@@ -182,3 +182,18 @@ func TestPrintFamilies(t *testing.T) {
 		t.Error("an unknown format was accepted")
 	}
 }
+
+func TestTierNamesAndBudgets(t *testing.T) {
+	for _, tier := range []Tier{Easy, Medium, Hard} {
+		got, err := ParseTier(strings.ToUpper(tier.String()))
+		if err != nil || got != tier {
+			t.Fatalf("ParseTier(%q) = %v, %v", tier, got, err)
+		}
+	}
+	if _, err := ParseTier("extreme"); err == nil {
+		t.Fatal("unknown tier accepted")
+	}
+	if !(Easy.StepBudget() < Medium.StepBudget() && Medium.StepBudget() < Hard.StepBudget()) {
+		t.Fatalf("budgets not increasing: %d %d %d", Easy.StepBudget(), Medium.StepBudget(), Hard.StepBudget())
+	}
+}

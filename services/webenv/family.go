@@ -23,6 +23,29 @@ const (
 	Hard
 )
 
+// StepBudget is the number of actions an episode of the tier may take
+// before it is truncated: easy tasks take one or two, medium ones a few
+// over a page or two, hard ones several pages.
+func (t Tier) StepBudget() uint32 {
+	switch t {
+	case Easy:
+		return 6
+	case Medium:
+		return 12
+	}
+	return 20
+}
+
+// ParseTier parses a tier name (easy, medium, hard).
+func ParseTier(s string) (Tier, error) {
+	for _, t := range []Tier{Easy, Medium, Hard} {
+		if strings.EqualFold(s, t.String()) {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tier %q: want easy, medium or hard", s)
+}
+
 func (t Tier) String() string {
 	switch t {
 	case Easy:

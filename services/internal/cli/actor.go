@@ -7,6 +7,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
 // newActor builds the actor target from the -executors, -browsers,
@@ -24,6 +25,7 @@ func newActor(d deps) (app.Service, error) {
 	opts := []actor.Option{
 		actor.WithShaping(shaping),
 		actor.WithBrowserNice(a.BrowserNice),
+		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath)),
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
 		actor.WithMode(mode),

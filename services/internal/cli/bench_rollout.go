@@ -20,23 +20,28 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--executors N] [--duration D] [--min-ratio R] [flags]
+const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
   Starts webenv in-process with latency profile P and the embedded Kafka
   (unless -brokers is given), then runs the actor in async mode and in the
-  lock-step sync baseline, one after the other on the same executors,
-  browsers, policy and tasks, each for a warm-up and D, and prints for both
-  steps/s, trajectories/hour, CPU utilization (actor + Chromium CPU time /
-  wall / cores), the mean inference batch and the executors' idle share,
-  and the async/sync steps/s ratio.
+  strict synchronous baseline (lock-step batches of episodes), one after
+  the other on the same executors, browsers, policy and tasks, each for a
+  warm-up and D, and prints for each steps/s, trajectories/hour, CPU
+  utilization (actor + Chromium CPU time / wall / cores), the mean
+  inference batch and the executors' idle share, and the async/sync
+  steps/s ratio.
   --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web)
   --executors N    executors (default 8)
   --browsers M     Chromium processes (default: one per 4 executors)
   --duration D     measured time per mode (default 60s: the web profile's heavy tail makes short runs noisy)
   --warmup W       warm-up per mode before measuring (default 10s)
   --min-ratio R    exit 1 when async/sync is below R (default 0: report only)
+  --modes M        the modes to run, comma-separated (default async,sync); add
+                   sync-step for the weaker baseline whose episodes restart
+                   independently (its ratio is printed too)
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
 `
 
@@ -52,7 +57,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprint(stdout, benchRolloutUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio"}, nil)
+	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes"}, nil)
 	if err != nil {
 		return usageError{err}
 	}
@@ -79,6 +84,22 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		if minRatio, err = strconv.ParseFloat(v, 64); err != nil || minRatio < 0 {
 			return usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
 		}
+	}
+	modes := []actor.Mode{actor.ModeAsync, actor.ModeSync}
+	if v, ok := vals["modes"]; ok {
+		modes = modes[:0]
+		for _, m := range strings.Split(v, ",") {
+			mode, err := actor.ParseMode(strings.TrimSpace(m))
+			if err != nil {
+				return usageError{fmt.Errorf("invalid --modes %q: %w", v, err)}
+			}
+			if !slices.Contains(modes, mode) {
+				modes = append(modes, mode)
+			}
+		}
+	}
+	if minRatio > 0 && (!slices.Contains(modes, actor.ModeAsync) || !slices.Contains(modes, actor.ModeSync)) {
+		return usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
 	}
 	prof, err := webenv.ParseProfile(profile)
 	if err != nil {
@@ -142,12 +163,13 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	wcfg.WebenvURL = srv.URL()
 	opts := []actor.Option{
 		actor.WithExecutors(executors), actor.WithBrowsers(browsers), actor.WithWebenvURL(srv.URL()),
+		actor.WithBrowserOptions(env.WithExecPath(cfg.Actor.BrowserPath)),
 		actor.WithLogger(log.With("bench", "rollout")),
 	}
 	fmt.Fprintf(stdout, "bench rollout: profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s\n",
 		prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
 	var runs []actor.BenchRun
-	for _, mode := range []actor.Mode{actor.ModeAsync, actor.ModeSync} {
+	for _, mode := range modes {
 		bc := actor.BenchConfig{Config: &wcfg, Factory: f, Catalog: cat, Warmup: warmup, Duration: duration,
 			Options: append(slices.Clone(opts), actor.WithInstanceID("bench-"+string(mode)), actor.WithTaskGroup(cat.Prefix+"bench-"+string(mode)))}
 		r, err := actor.BenchMode(ctx, bc, mode)
@@ -172,12 +194,31 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	sync := runs[1].StepsPerSec()
-	ratio := 0.0
-	if sync > 0 {
-		ratio = runs[0].StepsPerSec() / sync
+	rate := map[actor.Mode]float64{}
+	for _, r := range runs {
+		rate[r.Mode] = r.StepsPerSec()
 	}
-	fmt.Fprintf(stdout, "ratio async/sync steps/s: %.2f (min %.2f)\n", ratio, minRatio)
+	async, ok := rate[actor.ModeAsync]
+	if !ok {
+		return nil
+	}
+	ratio := 0.0
+	for _, base := range []actor.Mode{actor.ModeSync, actor.ModeSyncStep} {
+		b, ok := rate[base]
+		if !ok {
+			continue
+		}
+		r := 0.0
+		if b > 0 {
+			r = async / b
+		}
+		if base == actor.ModeSync {
+			ratio = r
+			fmt.Fprintf(stdout, "ratio async/sync steps/s: %.2f (min %.2f)\n", r, minRatio)
+		} else {
+			fmt.Fprintf(stdout, "ratio async/%s steps/s: %.2f\n", base, r)
+		}
+	}
 	if ratio < minRatio {
 		return errRolloutRatio{ratio, minRatio}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,36 @@ func TestJoinerOptionsFromEnv(t *testing.T) {
 			return ""
 		}); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
+}
+
+// Bad flags of bench rollout and replay eval are usage errors, found before
+// anything starts (no browser, broker or webenv is needed to reject them).
+func TestRolloutAndEvalFlagsRejected(t *testing.T) {
+	ctx := t.Context()
+	for _, args := range [][]string{
+		{"--modes", "async,bogus"},
+		{"--modes", "async", "--min-ratio", "3"},
+		{"--executors", "0"},
+	} {
+		var out, errb strings.Builder
+		err := runBenchRollout(ctx, args, &out, &errb)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("bench rollout %q: %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"--tiers", "easy,impossible"},
+		{"--episodes", "0"},
+		{"--seed-base", "-5"},
+	} {
+		var out, errb strings.Builder
+		err := runReplayEval(ctx, args, &out, &errb)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("replay eval %q: %v, want a usage error", args, err)
 		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,14 +32,47 @@ func binary(t *testing.T) string {
 	return bin
 }
 
+// handed are the addresses freePort returned: never twice.
+var (
+	handedMu sync.Mutex
+	handed   = map[string]bool{}
+)
+
+// freePort returns a loopback address nothing listens on, with a port
+// below the kernel's ephemeral range: the child binds it only later, and
+// every ":0" listener (the embedded broker's, say) draws from the
+// ephemeral range, so it cannot take the port first.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				lo = v
+			}
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	const base = 20000
+	if lo <= base+100 {
+		lo = 65535 // no room below: any port (the old race stays possible)
+	}
+	handedMu.Lock()
+	defer handedMu.Unlock()
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(base+mrand.IntN(lo-base)))
+		if handed[addr] {
+			continue
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		handed[addr] = true
+		return addr
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 func TestBadInputOneLineNonZero(t *testing.T) {

@@ -54,21 +54,25 @@ Usage: asyncwebrl replay train --transitions TOPIC [--policy-name NAME] [--live-
   --eval-episodes N    held-out episodes per easy family and model (default 10)
 Learner flags: -algo, -replay, -batch-size, -lr, -replay-ratio; -executors for
 the evaluation.
-`
+
+` + replayEvalUsage
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
 		fmt.Fprint(stdout, replayUsage)
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("replay needs a command: join or train")}
+			return usageError{fmt.Errorf("replay needs a command: join, train or eval")}
 		}
 		return nil
 	}
-	if args[0] == "train" {
+	switch args[0] {
+	case "train":
 		return runReplayTrain(ctx, args[1:], stdout, stderr)
-	}
-	if args[0] != "join" {
-		return usageError{fmt.Errorf("unknown replay command %q (want join or train)", args[0])}
+	case "eval":
+		return runReplayEval(ctx, args[1:], stdout, stderr)
+	case "join":
+	default:
+		return usageError{fmt.Errorf("unknown replay command %q (want join, train or eval)", args[0])}
 	}
 	vals, rest, err := subFlags(args[1:], []string{"into", "from", "to", "source", "late-window", "max-staleness", "min-stability"}, []string{"raw-reward", "help", "h"})
 	if err != nil {

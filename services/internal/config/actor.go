@@ -12,8 +12,9 @@ type Actor struct {
 	// Browsers is the number of Chromium processes; 0 means one per 4
 	// executors.
 	Browsers int
-	// Mode is "async" (each executor on its own) or "sync" (the lock-step
-	// baseline).
+	// Mode is "async" (each executor on its own), "sync" (the strict
+	// baseline: lock-step batches of episodes) or "sync-step" (lock-step
+	// rounds, episodes restart independently).
 	Mode string
 	// AllowedOrigins are the origins tabs may load from; empty means the
 	// webenv origin only.
@@ -26,6 +27,9 @@ type Actor struct {
 	Shaping string
 	// BrowserNice is the nice value of every Chromium thread.
 	BrowserNice int
+	// BrowserPath is the Chromium binary; "" picks the headless shell when
+	// it is installed, else Chromium (env.DefaultExecPath).
+	BrowserPath string
 
 	allowed string
 }
@@ -43,9 +47,10 @@ type Webenv struct {
 func (a *Actor) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.Executors, "executors", 4, "actor: browser executors, one isolated browser context each (env "+envName("executors")+")")
 	fs.IntVar(&a.Browsers, "browsers", 0, "actor: Chromium processes the executors share; 0 = one per 4 executors (env "+envName("browsers")+")")
-	fs.StringVar(&a.Mode, "actor-mode", "async", "actor: async, or sync for the lock-step baseline (env "+envName("actor-mode")+")")
+	fs.StringVar(&a.Mode, "actor-mode", "async", "actor: async; sync for the strict baseline (lock-step batches of episodes); sync-step for lock-step rounds whose episodes restart independently (env "+envName("actor-mode")+")")
 	fs.StringVar(&a.allowed, "allowed-origins", "", "actor: comma list of origins tabs may load from; empty = the webenv origin (env "+envName("allowed-origins")+")")
 	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
+	fs.StringVar(&a.BrowserPath, "browser-path", "", "actor: Chromium binary; empty = /usr/lib/chromium/chromium-headless-shell when installed, else /usr/lib/chromium/chromium (env "+envName("browser-path")+")")
 	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
@@ -69,8 +74,8 @@ func (a *Actor) validate() error {
 		return fmt.Errorf("invalid -executors %d: want 1..256", a.Executors)
 	case a.Browsers < 0 || a.Browsers > a.Executors:
 		return fmt.Errorf("invalid -browsers %d: want 0..executors (%d)", a.Browsers, a.Executors)
-	case a.Mode != "async" && a.Mode != "sync":
-		return fmt.Errorf("invalid -actor-mode %q: want async or sync", a.Mode)
+	case a.Mode != "async" && a.Mode != "sync" && a.Mode != "sync-step":
+		return fmt.Errorf("invalid -actor-mode %q: want async, sync or sync-step", a.Mode)
 	}
 	return nil
 }

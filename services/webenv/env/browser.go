@@ -14,6 +14,22 @@ import (
 // which is a wrapper script).
 const DefaultChromium = "/usr/lib/chromium/chromium"
 
+// HeadlessShell is Debian's chromium-headless-shell binary: the same
+// Blink and V8 as DefaultChromium without the browser UI layer ("old"
+// headless). Measured here on 2 cores against DefaultChromium: a screenshot
+// 7.9 ms of Chromium CPU instead of 10.4, a navigation 71 ms instead of
+// 121, an actor step about 30% cheaper (ARCHITECTURE.md, change log).
+const HeadlessShell = "/usr/lib/chromium/chromium-headless-shell"
+
+// DefaultExecPath is the browser LaunchBrowser starts unless told
+// otherwise: HeadlessShell when it is installed, else DefaultChromium.
+func DefaultExecPath() string {
+	if fi, err := os.Stat(HeadlessShell); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return HeadlessShell
+	}
+	return DefaultChromium
+}
+
 // BrowserOption configures LaunchBrowser.
 type BrowserOption func(*browserConfig)
 
@@ -22,8 +38,15 @@ type browserConfig struct {
 	extra    []chromedp.ExecAllocatorOption
 }
 
-// WithExecPath sets the Chromium binary (default DefaultChromium).
-func WithExecPath(p string) BrowserOption { return func(c *browserConfig) { c.execPath = p } }
+// WithExecPath sets the Chromium binary (default DefaultExecPath(); an
+// empty path keeps the default).
+func WithExecPath(p string) BrowserOption {
+	return func(c *browserConfig) {
+		if p != "" {
+			c.execPath = p
+		}
+	}
+}
 
 // WithBrowserFlag adds a command-line flag (default: only the launcher's
 // flags).
@@ -44,7 +67,7 @@ type Browser struct {
 // LaunchBrowser starts headless Chromium. ctx bounds the launch only; the
 // browser lives until Close.
 func LaunchBrowser(ctx context.Context, opts ...BrowserOption) (*Browser, error) {
-	cfg := browserConfig{execPath: DefaultChromium}
+	cfg := browserConfig{execPath: DefaultExecPath()}
 	for _, o := range opts {
 		o(&cfg)
 	}
