@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,15 +120,5 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		b.WriteString("\n\n")
 	}
-	dir := filepath.Join(cfg.RunDir, "runs", "eval-"+stamp)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("unable to write the report: %w", err)
-	}
-	path := filepath.Join(dir, "report.md")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("unable to write the report: %w", err)
-	}
-	fmt.Fprint(stdout, b.String())
-	fmt.Fprintln(stdout, "report:", path)
-	return nil
+	return writeReport(filepath.Join(cfg.RunDir, "runs", "eval-"+stamp), b.String(), stdout)
 }

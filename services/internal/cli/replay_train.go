@@ -112,17 +112,7 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(&b, "| %s | %d/%d | %d/%d |\n", fam, newRes.Success[fam], newRes.Episodes[fam], liveRes.Success[fam], liveRes.Episodes[fam])
 	}
 	fmt.Fprintf(&b, "| **all** | **%.0f%%** | **%.0f%%** |\n\nDifference: %+.0f points.\n", 100*newRes.Rate(), 100*liveRes.Rate(), 100*(newRes.Rate()-liveRes.Rate()))
-	dir := filepath.Join(cfg.RunDir, "runs", "replay-"+stamp)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("unable to write the report: %w", err)
-	}
-	path := filepath.Join(dir, "report.md")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("unable to write the report: %w", err)
-	}
-	fmt.Fprint(stdout, b.String())
-	fmt.Fprintln(stdout, "report:", path)
-	return nil
+	return writeReport(filepath.Join(cfg.RunDir, "runs", "replay-"+stamp), b.String(), stdout)
 }
 
 // latestModel reads the newest published model of a policy.
@@ -136,4 +126,19 @@ func latestModel(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, pol
 		return nil, 0, fmt.Errorf("unable to compare with policy %q: no version of it on %s", policy, cat.Name(topics.Weights))
 	}
 	return w.GetOnnx(), w.GetVersion(), nil
+}
+
+// writeReport writes report.md into dir (created) and prints it with its
+// path.
+func writeReport(dir, report string, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("unable to write the report: %w", err)
+	}
+	path := filepath.Join(dir, "report.md")
+	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+		return fmt.Errorf("unable to write the report: %w", err)
+	}
+	fmt.Fprint(stdout, report)
+	fmt.Fprintln(stdout, "report:", path)
+	return nil
 }
