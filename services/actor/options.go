@@ -27,7 +27,7 @@ const (
 	// to settle); an executor whose episode ended waits for the batch's
 	// longest episode before the next batch starts.
 	ModeSync Mode = "sync"
-	// ModeSyncStep is a weaker baseline: the same lock-step rounds, but an
+	// ModeSyncStep is the other lock-step baseline: the same rounds, but an
 	// executor whose episode ended starts its next one in the next round,
 	// so only the slowest page of each round is waited for, not the
 	// longest episode.

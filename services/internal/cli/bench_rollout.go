@@ -40,8 +40,8 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--exec
   --warmup W       warm-up per mode before measuring (default 10s)
   --min-ratio R    exit 1 when async/sync is below R (default 0: report only)
   --modes M        the modes to run, comma-separated (default async,sync); add
-                   sync-step for the weaker baseline whose episodes restart
-                   independently (its ratio is printed too)
+                   sync-step for the lock-step baseline whose episodes
+                   restart independently (its ratio is printed too)
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
 `
 
