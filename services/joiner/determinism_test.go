@@ -223,7 +223,9 @@ func join(t *testing.T, set Settings, recs []Record, restoreEvery int) (outcome,
 	var o outcome
 	changelog := map[string][]byte{}
 	var total Stats
+	log := inputLog{}
 	for i, r := range recs {
+		log.add(r)
 		m.Apply(r)
 		out, err := m.Take()
 		if err != nil {
@@ -246,6 +248,9 @@ func join(t *testing.T, set Settings, recs []Record, restoreEvery int) (outcome,
 				if err := m.Restore(k, changelog[k]); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if err := log.fill(m); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}

@@ -43,9 +43,16 @@ type event struct {
 
 	// enc caches the event's changelog encoding; nil when it changed.
 	enc []byte
+	// needPayload: restored from the changelog, its record's bytes not
+	// read back yet (Machine.FillPayload).
+	needPayload bool
 }
 
 func (e *event) settled() bool { return e.joined || e.stale }
+
+// refersToSource: the changelog names the event's record, because its fate
+// is open (a dead letter points at it) or a transition still needs its bytes.
+func (e *event) refersToSource() bool { return !e.settled() || len(e.raw) > 0 || e.needPayload }
 
 func (e *event) release() {
 	e.raw, e.obs, e.act, e.rew, e.enc = nil, nil, nil, nil, nil

@@ -50,6 +50,9 @@ type harness struct {
 	m         *Machine
 	feed      *feeder
 	changelog map[string][]byte
+	// log holds every record fed, by source: the input topics a restore
+	// reads pending payloads back from.
+	log inputLog
 }
 
 func (h *harness) run(d *datadriven.TestData) string {
@@ -80,7 +83,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 		if err != nil {
 			d.Fatalf(t, "%v", err)
 		}
-		h.m, h.feed, h.changelog = m, newFeeder(), map[string][]byte{}
+		h.m, h.feed, h.changelog, h.log = m, newFeeder(), map[string][]byte{}, inputLog{}
 		return ""
 	case "feed":
 		var p printer
@@ -93,6 +96,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 			if err != nil {
 				d.Fatalf(t, "%s: %v", line, err)
 			}
+			h.log.add(rec)
 			h.m.Apply(rec)
 			out, err := h.m.Take()
 			if err != nil {
@@ -139,7 +143,30 @@ func (h *harness) rebuild(d *datadriven.TestData) *Machine {
 			d.Fatalf(h.t, "restore %s: %v", k, err)
 		}
 	}
+	if err := h.log.fill(m); err != nil {
+		d.Fatalf(h.t, "%v", err)
+	}
 	return m
+}
+
+// inputLog stands for the input topics: records by source.
+type inputLog map[srcKey][]byte
+
+func (l inputLog) add(r Record) { l[sourceKey(r.Source)] = r.Value }
+
+// fill reads back the payloads a restored machine misses, as the service
+// does from Kafka.
+func (l inputLog) fill(m *Machine) error {
+	for _, src := range m.MissingPayloads() {
+		v, ok := l[sourceKey(src)]
+		if !ok {
+			return fmt.Errorf("restore: %s@%d was never fed", src.Topic, src.Offset)
+		}
+		if err := m.FillPayload(src, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *harness) check(d *datadriven.TestData, line string) {

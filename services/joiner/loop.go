@@ -324,6 +324,19 @@ func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, 
 	if err != nil {
 		return nil, err
 	}
+	// The changelog names the records of pending events; their bytes are
+	// read back from the inputs.
+	var sources []Source
+	for _, p := range ps {
+		sources = append(sources, machines[p].MissingPayloads()...)
+	}
+	if err := ReadRecords(ctx, func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return s.factory.NewClient("joiner-restore", opts...)
+	}, sources, func(r *kgo.Record) error {
+		return machines[r.Partition].FillPayload(Source{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Timestamp: r.Timestamp.UnixNano()}, r.Value)
+	}); err != nil {
+		return nil, err
+	}
 	var episodes int
 	var pending int64
 	for _, m := range machines {
@@ -332,7 +345,7 @@ func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, 
 	}
 	s.metrics.restores.Add(float64(len(ps)))
 	s.metrics.restored.Add(float64(pending))
-	s.log.Info("join state restored", "partitions", ps, "changelog_records", records.Load(), "open_episodes", episodes, "pending_events", pending, "took", time.Since(t0).Round(time.Millisecond))
+	s.log.Info("join state restored", "partitions", ps, "changelog_records", records.Load(), "records_read_back", len(sources), "open_episodes", episodes, "pending_events", pending, "took", time.Since(t0).Round(time.Millisecond))
 	return machines, nil
 }
 

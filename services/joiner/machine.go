@@ -31,6 +31,10 @@ type Machine struct {
 	// next state until the obs watermark passes.
 	truncWait map[string]bool
 
+	// missing holds the restored events whose bytes are still to be read
+	// from their input record.
+	missing map[srcKey]*event
+
 	out       Output
 	total     Stats
 	dirty     map[string]bool
@@ -54,6 +58,7 @@ func NewMachine(partition int32, set Settings) (*Machine, error) {
 		truncWait:  map[string]bool{},
 		total:      newStats(),
 		dirty:      map[string]bool{},
+		missing:    map[srcKey]*event{},
 	}
 	m.out.Stats = newStats()
 	return m, nil
@@ -72,6 +77,9 @@ func (m *Machine) OpenEpisodes() int { return len(m.episodes) }
 // Take returns the outputs produced since the last Take, with the
 // changelog records of every episode that changed, and resets them.
 func (m *Machine) Take() (Output, error) {
+	if len(m.missing) > 0 {
+		return Output{}, fmt.Errorf("unable to join partition %d: %d restored events still lack their record (FillPayload)", m.partition, len(m.missing))
+	}
 	out := m.out
 	recs, err := m.changelog()
 	if err != nil {
@@ -82,7 +90,8 @@ func (m *Machine) Take() (Output, error) {
 	return out, nil
 }
 
-// Apply consumes one input record.
+// Apply consumes one input record. A restored machine must have every
+// payload filled first (MissingPayloads).
 func (m *Machine) Apply(rec Record) {
 	m.count(func(s *Stats) { s.Consumed++ })
 	ev, err := decode(rec, m.set)

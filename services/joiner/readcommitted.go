@@ -3,6 +3,7 @@ package joiner
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -98,6 +99,97 @@ func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, part
 			}
 			if r.Offset >= end-1 {
 				delete(target, r.Partition)
+			}
+		})
+		if cbErr != nil {
+			return cbErr
+		}
+	}
+	return nil
+}
+
+// ReadRecords calls fn for the records at the given sources (any topics and
+// partitions), reading each partition from its smallest wanted offset to
+// its largest, read_committed. The sources were consumed before, so they
+// are committed data records; one that the log no longer holds (deleted by
+// retention) is an error naming it.
+func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn func(*kgo.Record) error) error {
+	type tp struct {
+		topic string
+		part  int32
+	}
+	wanted := map[tp]map[int64]bool{}
+	first, last := map[tp]int64{}, map[tp]int64{}
+	for _, s := range sources {
+		k := tp{s.Topic, s.Partition}
+		if wanted[k] == nil {
+			wanted[k] = map[int64]bool{}
+			first[k], last[k] = s.Offset, s.Offset
+		}
+		wanted[k][s.Offset] = true
+		first[k], last[k] = min(first[k], s.Offset), max(last[k], s.Offset)
+	}
+	from := map[string]map[int32]kgo.Offset{}
+	for k, o := range first {
+		if from[k.topic] == nil {
+			from[k.topic] = map[int32]kgo.Offset{}
+		}
+		from[k.topic][k.part] = kgo.NewOffset().At(o)
+	}
+	if len(wanted) == 0 {
+		return nil
+	}
+	cl, err := newClient(
+		kgo.ConsumePartitions(from),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// A wanted offset below the log start was deleted: start at the
+		// log start and report it missing instead of waiting.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	missing := func(k tp) error {
+		var offs []int64
+		for o := range wanted[k] {
+			offs = append(offs, o)
+		}
+		return fmt.Errorf("unable to read %d records of %s[%d] back (first offset %d): they are no longer in the log (retention?)", len(offs), k.topic, k.part, slices.Min(offs))
+	}
+	for len(wanted) > 0 {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("unable to read back %d partitions of restored records: %w", len(wanted), err)
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		var cbErr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			k := tp{r.Topic, r.Partition}
+			w := wanted[k]
+			if w == nil || cbErr != nil {
+				return
+			}
+			if w[r.Offset] {
+				delete(w, r.Offset)
+				if cbErr = fn(r); cbErr != nil {
+					return
+				}
+			}
+			if r.Offset >= last[k] {
+				if len(w) > 0 {
+					cbErr = missing(k)
+					return
+				}
+				delete(wanted, k)
 			}
 		})
 		if cbErr != nil {

@@ -14,6 +14,10 @@ import (
 // -actor-mode, -allowed-origins, -frame-store, -shaping and -policy-name flags.
 func newActor(d deps) (app.Service, error) {
 	a := d.cfg.Actor
+	bflags, err := env.ParseBrowserFlags(a.BrowserFlags)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
+	}
 	mode, err := actor.ParseMode(a.Mode)
 	if err != nil {
 		return nil, usageError{err}
@@ -26,6 +30,7 @@ func newActor(d deps) (app.Service, error) {
 		actor.WithShaping(shaping),
 		actor.WithBrowserNice(a.BrowserNice),
 		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath)),
+		actor.WithBrowserOptions(bflags...),
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
 		actor.WithMode(mode),

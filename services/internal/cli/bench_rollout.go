@@ -161,9 +161,14 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 
 	wcfg := *cfg
 	wcfg.WebenvURL = srv.URL()
+	bflags, err := env.ParseBrowserFlags(cfg.Actor.BrowserFlags)
+	if err != nil {
+		return usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
+	}
 	opts := []actor.Option{
 		actor.WithExecutors(executors), actor.WithBrowsers(browsers), actor.WithWebenvURL(srv.URL()),
 		actor.WithBrowserOptions(env.WithExecPath(cfg.Actor.BrowserPath)),
+		actor.WithBrowserOptions(bflags...),
 		actor.WithLogger(log.With("bench", "rollout")),
 	}
 	fmt.Fprintf(stdout, "bench rollout: profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s\n",

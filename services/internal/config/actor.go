@@ -30,8 +30,13 @@ type Actor struct {
 	// BrowserPath is the Chromium binary; "" picks the headless shell when
 	// it is installed, else Chromium (env.DefaultExecPath).
 	BrowserPath string
+	// BrowserFlags are extra Chromium switches, name or name=value; a
+	// switch named with a leading "no-" removes the default of that name
+	// (no-disable-gpu-vsync).
+	BrowserFlags []string
 
 	allowed string
+	flags   string
 }
 
 // Webenv configures the webenv target.
@@ -51,6 +56,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.allowed, "allowed-origins", "", "actor: comma list of origins tabs may load from; empty = the webenv origin (env "+envName("allowed-origins")+")")
 	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
 	fs.StringVar(&a.BrowserPath, "browser-path", "", "actor: Chromium binary; empty = /usr/lib/chromium/chromium-headless-shell when installed, else /usr/lib/chromium/chromium (env "+envName("browser-path")+")")
+	fs.StringVar(&a.flags, "browser-flags", "", "actor: extra Chromium switches, comma list of name or name=value; no-NAME removes a default switch (env "+envName("browser-flags")+")")
 	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
@@ -60,6 +66,9 @@ func (a *Actor) register(fs *flag.FlagSet) {
 // flag defaults.
 func (a *Actor) validate() error {
 	a.AllowedOrigins = splitList(a.allowed)
+	if a.flags != "" {
+		a.BrowserFlags = splitList(a.flags)
+	}
 	if a.Executors == 0 {
 		a.Executors = 4
 	}

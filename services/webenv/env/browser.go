@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/chromedp/chromedp"
@@ -137,4 +138,25 @@ func (b *Browser) Close() error {
 		}
 	})
 	return err
+}
+
+// ParseBrowserFlags turns "name" and "name=value" switches into options;
+// "no-name" removes a switch the launcher sets by default.
+func ParseBrowserFlags(specs []string) ([]BrowserOption, error) {
+	var out []BrowserOption
+	for _, s := range specs {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(s, "-"), "=")
+		if name == "" {
+			return nil, fmt.Errorf("invalid Chromium switch %q", s)
+		}
+		switch {
+		case hasValue:
+			out = append(out, WithBrowserFlag(name, value))
+		case strings.HasPrefix(name, "no-"):
+			out = append(out, WithBrowserFlag(strings.TrimPrefix(name, "no-"), false))
+		default:
+			out = append(out, WithBrowserFlag(name, true))
+		}
+	}
+	return out, nil
 }
