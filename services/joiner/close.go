@@ -1,7 +1,6 @@
 package joiner
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
@@ -21,10 +20,17 @@ func (m *Machine) closeUpTo(wm int64) {
 	}
 	limit := wm - m.window
 	for len(m.closing) > 0 && m.closing[0].last < limit {
-		e := heap.Pop(&m.closing).(closeEntry)
+		e := m.closing.pop()
 		ep := m.episodes[e.id]
-		if ep == nil || ep.last != e.last {
-			continue // superseded entry: the episode moved on or is gone
+		switch {
+		case ep == nil || ep.queued != e.last:
+			continue // an entry of an episode that closed and opened again
+		case ep.last != e.last:
+			// The episode moved on since it was queued: queue it at
+			// its last event, which may still be before limit.
+			m.closing.push(ep.id, ep.last)
+			ep.queued = ep.last
+			continue
 		}
 		m.close(ep)
 	}
@@ -110,33 +116,63 @@ func abs(d int64) int64 {
 	return d
 }
 
-// closeEntry schedules a close check for an episode at its last event time.
-// An episode gets a new entry whenever its last event time grows; older
-// entries are skipped when popped.
+// closeEntry schedules a close check for an episode. Each open episode has
+// one entry, at its last event time when it was queued (episode.queued); an
+// entry popped before the episode's current last event time is queued
+// again at that time. One entry per event, as before, cost an allocation
+// per record and a heap as large as the input.
 type closeEntry struct {
 	last int64
 	id   string
 }
 
+// closeHeap is a min-heap by (last, id), so that episodes close in the
+// same order whatever the interleaving of the inputs.
 type closeHeap []closeEntry
 
-func (h closeHeap) Len() int { return len(h) }
-func (h closeHeap) Less(i, j int) bool {
+func (h closeHeap) less(i, j int) bool {
 	if h[i].last != h[j].last {
 		return h[i].last < h[j].last
 	}
 	return h[i].id < h[j].id
 }
-func (h closeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *closeHeap) Push(x any)   { *h = append(*h, x.(closeEntry)) }
-func (h *closeHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+
+func (h *closeHeap) push(id string, last int64) {
+	*h = append(*h, closeEntry{last: last, id: id})
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s.less(i, parent) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
 }
 
-func (h *closeHeap) push(id string, last int64) { heap.Push(h, closeEntry{last: last, id: id}) }
+func (h *closeHeap) pop() closeEntry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, r, min := 2*i+1, 2*i+2, i
+		if l < n && s.less(l, min) {
+			min = l
+		}
+		if r < n && s.less(r, min) {
+			min = r
+		}
+		if min == i {
+			break
+		}
+		s[i], s[min] = s[min], s[i]
+		i = min
+	}
+	*h = s
+	return top
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -135,10 +135,16 @@ type episode struct {
 	task    *eventspb.TaskRef
 	// last is the largest event time of the episode's records.
 	last int64
+	// queued is the time of the episode's entry in the close heap, or
+	// notQueued.
+	queued int64
 	// doneAt and abortAt are the first steps whose (first) reward is done,
 	// or aborted; -1 while unknown.
 	doneAt, abortAt int64
 }
+
+// notQueued: an episode without an entry in the close heap.
+const notQueued = math.MinInt64
 
 func newEpisode(id string) *episode {
 	return &episode{
@@ -147,6 +153,7 @@ func newEpisode(id string) *episode {
 		steps:   map[uint32]*stepState{},
 		emitted: map[uint32]bool{},
 		last:    math.MinInt64,
+		queued:  notQueued,
 		doneAt:  -1,
 		abortAt: -1,
 	}

@@ -125,7 +125,10 @@ func (m *Machine) Apply(rec Record) {
 	m.dirty[ep.id] = true
 	if ev.time > ep.last {
 		ep.last = ev.time
-		m.closing.push(ep.id, ep.last)
+		if ep.queued == notQueued {
+			m.closing.push(ep.id, ep.last)
+			ep.queued = ep.last
+		}
 	}
 	if ev.kind == KindObs {
 		if ep.task == nil && ev.obs.GetTask() != nil {

@@ -213,6 +213,7 @@ func (m *Machine) Restore(key string, value []byte) error {
 			}
 		}
 		m.closing.push(id, ep.last)
+		ep.queued = ep.last
 		if ep.doneAt >= 0 && !ep.emitted[uint32(ep.doneAt)] && ep.steps[uint32(ep.doneAt)].firstReward().truncated {
 			m.truncWait[id] = true
 		}
