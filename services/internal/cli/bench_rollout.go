@@ -18,13 +18,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
+const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] [--repeat K] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
   Starts webenv in-process with latency profile P and the embedded Kafka
   (unless -brokers is given), then runs the actor in async mode and in the
   strict synchronous baseline (lock-step batches of episodes), one after
@@ -33,12 +34,16 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P] [--exec
   utilization (actor + Chromium CPU time / wall / cores), the mean
   inference batch and the executors' idle share, and the async/sync
   steps/s ratio.
-  --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web)
+  --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web);
+                   a comma list runs each in turn
+  --repeat K       runs of the modes per profile (default 1); with K > 1 or several
+                   profiles a summary table gives the medians over the runs
   --executors N    executors (default 8)
   --browsers M     Chromium processes (default: one per 4 executors)
   --duration D     measured time per mode (default 60s: the web profile's heavy tail makes short runs noisy)
   --warmup W       warm-up per mode before measuring (default 10s)
-  --min-ratio R    exit 1 when async/sync is below R (default 0: report only)
+  --min-ratio R    exit 1 when async/sync (the median over the runs) is below R
+                   (default 0: report only; one profile only)
   --modes M        the modes to run, comma-separated (default async,sync); add
                    sync-step for the lock-step baseline whose episodes
                    restart independently (its ratio is printed too)
@@ -57,16 +62,16 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprint(stdout, benchRolloutUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes"}, nil)
+	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat"}, nil)
 	if err != nil {
 		return usageError{err}
 	}
-	profile, executors, browsers := "web", 8, 0
+	profile, executors, browsers, repeat := "web", 8, 0, 1
 	duration, warmup, minRatio := 60*time.Second, 10*time.Second, 0.0
 	if v, ok := vals["profile"]; ok {
 		profile = v
 	}
-	for name, dst := range map[string]*int{"executors": &executors, "browsers": &browsers} {
+	for name, dst := range map[string]*int{"executors": &executors, "browsers": &browsers, "repeat": &repeat} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
 				return usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
@@ -101,9 +106,19 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if minRatio > 0 && (!slices.Contains(modes, actor.ModeAsync) || !slices.Contains(modes, actor.ModeSync)) {
 		return usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
 	}
-	prof, err := webenv.ParseProfile(profile)
-	if err != nil {
-		return usageError{err}
+	var profs []webenv.Profile
+	for _, name := range splitComma(profile) {
+		prof, err := webenv.ParseProfile(name)
+		if err != nil {
+			return usageError{err}
+		}
+		profs = append(profs, prof)
+	}
+	if len(profs) == 0 {
+		return usageError{fmt.Errorf("invalid --profile %q: name at least one profile", profile)}
+	}
+	if minRatio > 0 && len(profs) > 1 {
+		return usageError{fmt.Errorf("--min-ratio judges one profile; got %d", len(profs))}
 	}
 	// The embedded broker unless brokers are configured on purpose.
 	if !brokersGiven(rest) {
@@ -115,15 +130,6 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	srv, err := webenv.New(webenv.WithProfile(prof), webenv.WithLogger(quiet))
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = srv.Stop(context.Background()) }()
 
 	seeds := cfg.Brokers
 	if cfg.Embedded() {
@@ -159,30 +165,90 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		_, _ = kadm.NewClient(admin).DeleteTopics(dctx, cat.Names()...)
 	}()
 
-	wcfg := *cfg
-	wcfg.WebenvURL = srv.URL()
 	bflags, err := env.ParseBrowserFlags(cfg.Actor.BrowserFlags)
 	if err != nil {
 		return usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
 	}
-	opts := []actor.Option{
-		actor.WithExecutors(executors), actor.WithBrowsers(browsers), actor.WithWebenvURL(srv.URL()),
-		actor.WithBrowserOptions(env.WithExecPath(cfg.Actor.BrowserPath)),
-		actor.WithBrowserOptions(bflags...),
-		actor.WithLogger(log.With("bench", "rollout")),
+	var sums []rolloutSummary
+	for _, prof := range profs {
+		sum := rolloutSummary{profile: prof.Name}
+		for k := range repeat {
+			fmt.Fprintf(stdout, "bench rollout: profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
+				prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+			if repeat > 1 {
+				fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
+			}
+			fmt.Fprintln(stdout)
+			runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, prof: prof, f: f, cat: cat, log: log, quiet: quiet,
+				executors: executors, browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags})
+			if err != nil {
+				return err
+			}
+			if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
+				return err
+			}
+			sum.add(runs)
+		}
+		sums = append(sums, sum)
 	}
-	fmt.Fprintf(stdout, "bench rollout: profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s\n",
-		prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+	if len(sums) > 1 || repeat > 1 {
+		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile:\n", repeat)
+		if err := printRolloutSummary(stdout, sums, modes); err != nil {
+			return err
+		}
+	}
+	if ratio, ok := sums[0].medianRatio(); ok && ratio < minRatio {
+		return errRolloutRatio{ratio, minRatio}
+	}
+	return nil
+}
+
+// rolloutSetup is what one run of the modes needs.
+type rolloutSetup struct {
+	cfg                 *config.Config
+	prof                webenv.Profile
+	f                   *kafka.Factory
+	cat                 *topics.Catalog
+	log, quiet          *slog.Logger
+	executors, browsers int
+	warmup, duration    time.Duration
+	modes               []actor.Mode
+	bflags              []env.BrowserOption
+}
+
+// rolloutOnce serves the profile's webenv and runs each mode in turn.
+func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) {
+	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(c.quiet))
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { _ = srv.Stop(context.Background()) }()
+	wcfg := *c.cfg
+	wcfg.WebenvURL = srv.URL()
+	opts := []actor.Option{
+		actor.WithExecutors(c.executors), actor.WithBrowsers(c.browsers), actor.WithWebenvURL(srv.URL()),
+		actor.WithBrowserOptions(env.WithExecPath(c.cfg.Actor.BrowserPath)),
+		actor.WithBrowserOptions(c.bflags...),
+		actor.WithLogger(c.log.With("bench", "rollout")),
+	}
 	var runs []actor.BenchRun
-	for _, mode := range modes {
-		bc := actor.BenchConfig{Config: &wcfg, Factory: f, Catalog: cat, Warmup: warmup, Duration: duration,
-			Options: append(slices.Clone(opts), actor.WithInstanceID("bench-"+string(mode)), actor.WithTaskGroup(cat.Prefix+"bench-"+string(mode)))}
+	for _, mode := range c.modes {
+		bc := actor.BenchConfig{Config: &wcfg, Factory: c.f, Catalog: c.cat, Warmup: c.warmup, Duration: c.duration,
+			Options: append(slices.Clone(opts), actor.WithInstanceID("bench-"+string(mode)), actor.WithTaskGroup(c.cat.Prefix+"bench-"+string(mode)))}
 		r, err := actor.BenchMode(ctx, bc, mode)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		runs = append(runs, r)
 	}
+	return runs, nil
+}
+
+// printRolloutRuns prints one run's table and its ratios.
+func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tsteps/s\ttraj/h\tcpu\tsteps\tepisodes\taborted\tunstable obs\tmean batch\tobserve\tthink\tact\twait\tidle\t")
 	for _, r := range runs {
@@ -199,35 +265,118 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	rate := map[actor.Mode]float64{}
-	for _, r := range runs {
-		rate[r.Mode] = r.StepsPerSec()
-	}
-	async, ok := rate[actor.ModeAsync]
-	if !ok {
-		return nil
-	}
-	ratio := 0.0
 	for _, base := range []actor.Mode{actor.ModeSync, actor.ModeSyncStep} {
-		b, ok := rate[base]
+		r, ok := rolloutRatio(runs, base)
 		if !ok {
 			continue
 		}
-		r := 0.0
-		if b > 0 {
-			r = async / b
-		}
 		if base == actor.ModeSync {
-			ratio = r
 			fmt.Fprintf(stdout, "ratio async/sync steps/s: %.2f (min %.2f)\n", r, minRatio)
 		} else {
 			fmt.Fprintf(stdout, "ratio async/%s steps/s: %.2f\n", base, r)
 		}
 	}
-	if ratio < minRatio {
-		return errRolloutRatio{ratio, minRatio}
-	}
 	return nil
+}
+
+// rolloutRatio is async steps/s over base's in one run.
+func rolloutRatio(runs []actor.BenchRun, base actor.Mode) (float64, bool) {
+	rate := map[actor.Mode]float64{}
+	for _, r := range runs {
+		rate[r.Mode] = r.StepsPerSec()
+	}
+	a, okA := rate[actor.ModeAsync]
+	b, okB := rate[base]
+	if !okA || !okB {
+		return 0, false
+	}
+	if b <= 0 {
+		return 0, true
+	}
+	return a / b, true
+}
+
+// rolloutSummary collects the runs of one profile.
+type rolloutSummary struct {
+	profile string
+	steps   map[actor.Mode][]float64
+	cpu     map[actor.Mode][]float64
+	ratios  map[actor.Mode][]float64 // async over the mode, per run
+}
+
+func (s *rolloutSummary) add(runs []actor.BenchRun) {
+	if s.steps == nil {
+		s.steps, s.cpu, s.ratios = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
+	}
+	for _, r := range runs {
+		s.steps[r.Mode] = append(s.steps[r.Mode], r.StepsPerSec())
+		s.cpu[r.Mode] = append(s.cpu[r.Mode], r.CPUUtil())
+		if r.Mode == actor.ModeAsync {
+			continue
+		}
+		if ratio, ok := rolloutRatio(runs, r.Mode); ok {
+			s.ratios[r.Mode] = append(s.ratios[r.Mode], ratio)
+		}
+	}
+}
+
+// medianRatio is the median over the runs of async/sync.
+func (s rolloutSummary) medianRatio() (float64, bool) {
+	rs := s.ratios[actor.ModeSync]
+	if len(rs) == 0 {
+		return 0, false
+	}
+	return median(rs), true
+}
+
+// splitComma splits a comma list, dropping blanks.
+func splitComma(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// median of a non-empty list; the mean of the middle two for an even count.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// printRolloutSummary prints one line per profile: median steps/s and CPU
+// of each mode, and the median of the per-run ratios.
+func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.Mode) error {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := "profile\t"
+	for _, m := range modes {
+		head += string(m) + " steps/s\t" + string(m) + " cpu\t"
+	}
+	for _, m := range modes {
+		if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
+			head += "async/" + string(m) + "\t"
+		}
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range sums {
+		line := s.profile + "\t"
+		for _, m := range modes {
+			line += fmt.Sprintf("%.1f\t%.0f%%\t", median(s.steps[m]), 100*median(s.cpu[m]))
+		}
+		for _, m := range modes {
+			if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
+				line += fmt.Sprintf("%.2f\t", median(s.ratios[m]))
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
 }
 
 // brokersGiven reports whether -brokers is on the command line or in the

@@ -4,18 +4,21 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/actor"
 )
 
 func TestBenchFlags(t *testing.T) {
-	events, ratio, frame, rest, err := benchFlags([]string{"--events", "5000", "-brokers=b:1", "--min-ratio=0.5", "-log-level", "warn", "--frame-bytes", "4096"})
-	if err != nil || events != 5000 || ratio != 0.5 || frame != 4096 || strings.Join(rest, " ") != "-brokers=b:1 -log-level warn" {
-		t.Fatalf("got %d %v %d %q %v", events, ratio, frame, rest, err)
+	f, rest, err := benchFlags([]string{"--events", "5000", "-brokers=b:1", "--min-ratio=0.5", "-log-level", "warn", "--frame-bytes", "4096", "--repeat", "3"})
+	if err != nil || f.events != 5000 || f.minRatio != 0.5 || f.frameBytes != 4096 || f.repeat != 3 || strings.Join(rest, " ") != "-brokers=b:1 -log-level warn" {
+		t.Fatalf("got %+v %q %v", f, rest, err)
 	}
-	if events, ratio, frame, _, err := benchFlags(nil); err != nil || events != 200000 || ratio != 0 || frame != 256 {
-		t.Fatalf("defaults: %d %v %d %v", events, ratio, frame, err)
+	if f, _, err := benchFlags(nil); err != nil || f.events != 200000 || f.minRatio != 0 || f.frameBytes != 256 || f.repeat != 1 {
+		t.Fatalf("defaults: %+v %v", f, err)
 	}
-	for _, bad := range [][]string{{"--events", "0"}, {"--events"}, {"--min-ratio", "-1"}, {"-events=x"}, {"--frame-bytes=-1"}} {
-		if _, _, _, _, err := benchFlags(bad); err == nil {
+	for _, bad := range [][]string{{"--events", "0"}, {"--events"}, {"--min-ratio", "-1"}, {"-events=x"}, {"--frame-bytes=-1"}, {"--repeat", "0"}} {
+		if _, _, err := benchFlags(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -47,6 +50,10 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		{"--modes", "async,bogus"},
 		{"--modes", "async", "--min-ratio", "3"},
 		{"--executors", "0"},
+		{"--repeat", "0"},
+		{"--profile", "web,none", "--min-ratio", "3"},
+		{"--profile", "web,bogus"},
+		{"--profile", ","},
 	} {
 		var out, errb strings.Builder
 		err := runBenchRollout(ctx, args, &out, &errb)
@@ -66,5 +73,35 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("replay eval %q: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// The summary of repeated runs: medians per mode and of the per-run ratios.
+func TestRolloutSummaryMedians(t *testing.T) {
+	run := func(async, sync float64) []actor.BenchRun {
+		return []actor.BenchRun{
+			{Mode: actor.ModeAsync, Wall: time.Second, Steps: uint64(async), Cores: 2},
+			{Mode: actor.ModeSync, Wall: time.Second, Steps: uint64(sync), Cores: 2},
+		}
+	}
+	var s rolloutSummary
+	s.add(run(20, 10)) // 2.0
+	s.add(run(30, 10)) // 3.0
+	s.add(run(24, 12)) // 2.0
+	if r, ok := s.medianRatio(); !ok || r != 2 {
+		t.Fatalf("median ratio = %v, %v; want 2 (the median of the runs' ratios, not of the medians' ratio 24/10)", r, ok)
+	}
+	if m := median(s.steps[actor.ModeAsync]); m != 24 {
+		t.Fatalf("median async steps/s = %v, want 24", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("median of an even count = %v, want 2.5", m)
+	}
+	var out strings.Builder
+	if err := printRolloutSummary(&out, []rolloutSummary{s}, []actor.Mode{actor.ModeAsync, actor.ModeSync}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2.00") || !strings.Contains(out.String(), "async/sync") {
+		t.Fatalf("summary lacks the median ratio:\n%s", out.String())
 	}
 }
