@@ -129,6 +129,32 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 		wanted[k][s.Offset] = true
 		first[k], last[k] = min(first[k], s.Offset), max(last[k], s.Offset)
 	}
+	// A record below its partition's log start was deleted (retention):
+	// say so now, since a partition emptied by retention would never
+	// answer the read below.
+	admCl, err := newClient()
+	if err != nil {
+		return err
+	}
+	var names []string
+	for k := range first {
+		if !slices.Contains(names, k.topic) {
+			names = append(names, k.topic)
+		}
+	}
+	starts, err := kadm.NewClient(admCl).ListStartOffsets(ctx, names...)
+	admCl.Close()
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("unable to list start offsets of %v: %w", names, err)
+	}
+	for k, o := range first {
+		if so, ok := starts.Lookup(k.topic, k.part); ok && so.Offset > o {
+			return fmt.Errorf("unable to read records of %s[%d] back from offset %d: the log starts at %d now (retention deleted them)", k.topic, k.part, o, so.Offset)
+		}
+	}
 	from := map[string]map[int32]kgo.Offset{}
 	for k, o := range first {
 		if from[k.topic] == nil {
