@@ -79,14 +79,8 @@ func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, part
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("unable to read %s to its end: %w", topic, err)
 		}
-		var ferr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
-				ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return ferr
+		if err := fetchError(fetches); err != nil {
+			return err
 		}
 		var cbErr error
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -188,14 +182,8 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("unable to read back %d partitions of restored records: %w", len(wanted), err)
 		}
-		var ferr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
-				ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return ferr
+		if err := fetchError(fetches); err != nil {
+			return err
 		}
 		var cbErr error
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -223,4 +211,16 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 		}
 	}
 	return nil
+}
+
+// fetchError returns the first partition error of a poll, naming its
+// partition.
+func fetchError(fetches kgo.Fetches) error {
+	var ferr error
+	fetches.EachError(func(t string, p int32, err error) {
+		if ferr == nil {
+			ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
+		}
+	})
+	return ferr
 }

@@ -93,8 +93,8 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	modes := []actor.Mode{actor.ModeAsync, actor.ModeSync}
 	if v, ok := vals["modes"]; ok {
 		modes = modes[:0]
-		for _, m := range strings.Split(v, ",") {
-			mode, err := actor.ParseMode(strings.TrimSpace(m))
+		for _, m := range config.SplitList(v) {
+			mode, err := actor.ParseMode(m)
 			if err != nil {
 				return usageError{fmt.Errorf("invalid --modes %q: %w", v, err)}
 			}
@@ -103,11 +103,14 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 			}
 		}
 	}
+	if len(modes) == 0 {
+		return usageError{fmt.Errorf("invalid --modes %q: name at least one mode", vals["modes"])}
+	}
 	if minRatio > 0 && (!slices.Contains(modes, actor.ModeAsync) || !slices.Contains(modes, actor.ModeSync)) {
 		return usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
 	}
 	var profs []webenv.Profile
-	for _, name := range splitComma(profile) {
+	for _, name := range config.SplitList(profile) {
 		prof, err := webenv.ParseProfile(name)
 		if err != nil {
 			return usageError{err}
@@ -327,17 +330,6 @@ func (s rolloutSummary) medianRatio() (float64, bool) {
 		return 0, false
 	}
 	return median(rs), true
-}
-
-// splitComma splits a comma list, dropping blanks.
-func splitComma(v string) []string {
-	var out []string
-	for _, x := range strings.Split(v, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // median of a non-empty list; the mean of the middle two for an even count.

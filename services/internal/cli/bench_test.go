@@ -54,6 +54,7 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		{"--profile", "web,none", "--min-ratio", "3"},
 		{"--profile", "web,bogus"},
 		{"--profile", ","},
+		{"--modes", ","},
 	} {
 		var out, errb strings.Builder
 		err := runBenchRollout(ctx, args, &out, &errb)

@@ -65,9 +65,9 @@ func (a *Actor) register(fs *flag.FlagSet) {
 // validate checks the flags; a Config built by hand (zero values) gets the
 // flag defaults.
 func (a *Actor) validate() error {
-	a.AllowedOrigins = splitList(a.allowed)
+	a.AllowedOrigins = SplitList(a.allowed)
 	if a.flags != "" {
-		a.BrowserFlags = splitList(a.flags)
+		a.BrowserFlags = SplitList(a.flags)
 	}
 	if a.Executors == 0 {
 		a.Executors = 4

@@ -185,7 +185,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	if c.Targets, err = ParseTargets(targets); err != nil {
 		return nil, err
 	}
-	c.Brokers = splitList(brokers)
+	c.Brokers = SplitList(brokers)
 	if err := c.parseLevel(logLevel); err != nil {
 		return nil, err
 	}
@@ -292,7 +292,8 @@ func envName(flagName string) string {
 	return "ASYNCWEBRL_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-func splitList(s string) []string {
+// SplitList splits a comma list, trimming blanks and dropping empty items.
+func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {

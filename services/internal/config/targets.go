@@ -17,7 +17,7 @@ var Subcommands = []string{"topics", "webenv", "query", "version", "bench", "rep
 
 // ParseTargets expands "all" and checks every name.
 func ParseTargets(s string) ([]string, error) {
-	names := splitList(s)
+	names := SplitList(s)
 	if len(names) == 0 {
 		return nil, fmt.Errorf("invalid -target: empty (want all or a comma list of %s)", strings.Join(KnownTargets, ", "))
 	}
