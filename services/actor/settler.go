@@ -73,9 +73,7 @@ const CaretCSS = `*, *::before, *::after { caret-color: transparent !important; 
 // or after maxMs. It checks on in-page timers, sleeping until the quiet
 // period can be over, so that a spinner costs no screenshots while it
 // turns; the frame pair then catches what the DOM cannot tell (canvas,
-// images, video, script-driven styles). It also defines the frame counter
-// of a frame pair: __awrlFramesStart() counts animation frames (for at most
-// half a second) and __awrlFrameCount() reads the count and stops it.
+// images, video, script-driven styles).
 const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
   function animating() {
     if (!document.getAnimations) return false;
@@ -97,23 +95,7 @@ const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
       setTimeout(check, Math.max(1, Math.min(left, calm ? quietMs - st.since : 10)));
     })();
   });
-};
-(function () {
-  var count = 0, until = 0, running = false;
-  function tick() {
-    count++;
-    if (performance.now() < until) requestAnimationFrame(tick); else running = false;
-  }
-  window.__awrlFramesStart = function () {
-    count = 0;
-    until = performance.now() + 500;
-    if (!running) { running = true; requestAnimationFrame(tick); }
-    return 0;
-  };
-  // Reading ends the count: a frame loop left running would make the
-  // page render 60 times a second for nothing.
-  window.__awrlFrameCount = function () { until = 0; return count; };
-})();`
+};`
 
 type settleState struct {
 	Ready     string  `json:"ready"`
@@ -121,25 +103,7 @@ type settleState struct {
 	Leaving   bool    `json:"leaving"`
 	Since     float64 `json:"since"`
 	Animating bool    `json:"animating"` // from calmScript only
-	// Frames is the animation frames the page ran since the pair's first
-	// frame (stateScript), -1 without the counter.
-	Frames int `json:"frames"`
 }
-
-// stateScript reads the env helper's settle state and the frame counter.
-const stateScript = `(function () {
-  var st = window.__wob ? window.__wob.settleState() : null;
-  if (st) st.frames = window.__awrlFrameCount ? window.__awrlFrameCount() : -1;
-  return st;
-})()`
-
-// minPairFrames is how many animation frames the page must have run
-// between the two frames of a pair for the pair to count: one to draw, one
-// to show it. A renderer starved of CPU (a loaded machine) runs none, and
-// two screenshots of an animated canvas then come out identical although
-// the page is not still; TestIntegrationVisualSettlerInChromium saw it at
-// 40 ms in a clean-clone CI run.
-const minPairFrames = 2
 
 func (st *settleState) calm() bool {
 	return st.Ready == "complete" && st.Inflight <= 0 && !st.Leaving && !st.Animating
@@ -180,11 +144,8 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		prev    []byte      // the previous frame, PNG; nil: none usable
 		prevImg *image.RGBA // its pixels, decoded lazily
 		prevAt  time.Time   // when its capture was requested
-		// pairFrom: when the previous frame was in hand; the next one is
-		// taken gap later.
-		pairFrom time.Time
-		score    float64
-		lastErr  error
+		score   float64
+		lastErr error
 	)
 	firstQuiet := max(v.Quiet-v.Interval, 0)
 	gap := v.Interval // between the frames of a pair; grows while they differ
@@ -220,10 +181,8 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 				continue
 			}
 			prev, prevImg, prevAt = shot, nil, shotAt
-			pairFrom = time.Now()
-			v.startFrames(ctx, p)
 		}
-		if err := sleepCtx(ctx, min(max(gap-time.Since(pairFrom), 0), left)); err != nil {
+		if err := sleepCtx(ctx, min(gap, left)); err != nil {
 			return env.Settled{Waited: time.Since(start), Score: score}, err
 		}
 		// The state check and the second frame go out together: the
@@ -237,7 +196,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		)
 		go func() {
 			defer close(done)
-			evalErr = p.Eval(ctx, stateScript, &st)
+			evalErr = p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &st)
 		}()
 		shotAt := time.Now()
 		shot, err := p.Screenshot(ctx)
@@ -248,14 +207,6 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		}
 		if err != nil {
 			lastErr, prev, prevImg = err, nil, nil
-			continue
-		}
-		if st.Frames >= 0 && st.Frames < minPairFrames {
-			// The page may not have drawn between the frames: this
-			// pair proves nothing. The second frame starts the next.
-			prev, prevImg, prevAt = shot, nil, shotAt
-			pairFrom = time.Now()
-			v.startFrames(ctx, p)
 			continue
 		}
 		d, img, err := frameDiff(prev, &prevImg, shot)
@@ -270,17 +221,8 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		// Still changing, with a quiet DOM (a canvas, a video, an
 		// animation the page drives): compare less and less often.
 		prev, prevImg, prevAt = shot, img, shotAt
-		pairFrom = time.Now()
-		v.startFrames(ctx, p)
 		gap = min(2*gap, maxGap)
 	}
-}
-
-// startFrames restarts the page's animation frame count at a pair's first
-// frame. Without the counter (a page without the actor's tab script) pairs
-// are judged by the frames alone.
-func (v Visual) startFrames(ctx context.Context, p env.Page) {
-	_ = p.Eval(ctx, `window.__awrlFramesStart ? window.__awrlFramesStart() : -1`, nil)
 }
 
 // maxGap bounds the time between frames while a page keeps changing.

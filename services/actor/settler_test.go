@@ -6,7 +6,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,28 +20,12 @@ type fakePage struct {
 	inflight int
 	frames   func(n int) []byte // the n-th screenshot
 	shots    int
-	// pairFrames, when set, is the animation frames the page reports
-	// between a pair's frames; nil: the page has no frame counter.
-	pairFrames func(pair int) int
-	pairs      int
-	starts     int // frame counts started
 }
 
-func (p *fakePage) Eval(_ context.Context, js string, out any) error {
+func (p *fakePage) Eval(_ context.Context, _ string, out any) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if out == nil {
-		if strings.Contains(js, "__awrlFramesStart") {
-			p.starts++
-		}
-		return nil
-	}
 	st := out.(*settleState)
-	st.Frames = -1
-	if p.pairFrames != nil && strings.Contains(js, "__awrlFrameCount") {
-		st.Frames = p.pairFrames(p.pairs)
-		p.pairs++
-	}
 	st.Ready = "complete"
 	st.Inflight = p.inflight
 	if !p.busy {
@@ -189,32 +172,3 @@ func TestMeanAbsDiff(t *testing.T) {
 }
 
 var _ env.Settler = Visual{}
-
-// A pair of identical frames with no animation frame run between them (a
-// renderer starved of CPU) proves nothing: the page is stable only once a
-// pair spans enough frames.
-func TestVisualPairNeedsAnimationFrames(t *testing.T) {
-	still := pngFrame(t, 5)
-	starved := &fakePage{frames: func(int) []byte { return still }, pairFrames: func(int) int { return 0 }}
-	s, err := fastVisual.Settle(context.Background(), starved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Stable {
-		t.Fatalf("stable although no pair spanned an animation frame (%d screenshots)", starved.shots)
-	}
-	// Starved for the first three pairs, then drawing again.
-	late := &fakePage{frames: func(int) []byte { return still }, pairFrames: func(n int) int {
-		if n < 3 {
-			return 1
-		}
-		return minPairFrames
-	}}
-	s, err = fastVisual.Settle(context.Background(), late)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Stable || late.pairs != 4 || late.starts < 4 {
-		t.Fatalf("stable %v after %d pairs and %d counts started, want stable at the 4th pair, each pair counted from its first frame", s.Stable, late.pairs, late.starts)
-	}
-}
