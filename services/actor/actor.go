@@ -146,7 +146,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 
 	bopts := s.opts.browserOpts
 	if !s.opts.unpaced {
-		bopts = append([]env.BrowserOption{env.WithBrowserFlag("disable-frame-rate-limit", false), env.WithBrowserFlag("disable-gpu-vsync", false)}, bopts...)
+		bopts = append(pacedFrames(), bopts...)
 	}
 	if s.pool, err = newPool(ctx, s.opts.browsers, bopts, s.log, func() {
 		s.c.restarts.Add(1)
@@ -386,3 +386,9 @@ func (s *Service) BrowserCPU() time.Duration {
 
 // SelfCPU returns this process's CPU time (Linux; 0 elsewhere).
 func SelfCPU() time.Duration { return selfCPU() }
+
+// pacedFrames restores Chromium's frame pacing over env.LaunchBrowser's
+// unpaced flags (see WithUnpacedFrames).
+func pacedFrames() []env.BrowserOption {
+	return []env.BrowserOption{env.WithBrowserFlag("disable-frame-rate-limit", false), env.WithBrowserFlag("disable-gpu-vsync", false)}
+}

@@ -72,9 +72,12 @@ func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 		"mutating": settlePage(`<p id=n>0</p><script>var i=0;setInterval(function(){document.getElementById('n').textContent=++i},30)</script>`),
 		"stops":    settlePage(`<div id=s class=spin></div><script>setTimeout(function(){document.getElementById('s').className=''},700)</script>`),
 		// Drawing on a canvas mutates no DOM and runs no CSS animation:
-		// only the frames show it.
+		// only the frames show it. It draws the frame number, so no two
+		// frames are alike: a square moving x%50 repeated every 50
+		// frames, and two screenshots a multiple of 50 frames apart
+		// were identical (twice in clean-clone CI, with unpaced frames).
 		"canvas": settlePage(`<canvas id=c width=60 height=30></canvas><script>var x=0,g=document.getElementById('c').getContext('2d');
-(function f(){g.fillStyle='#fff';g.fillRect(0,0,60,30);g.fillStyle='#000';g.fillRect(x++%50,10,8,8);requestAnimationFrame(f)})()</script>`),
+(function f(){g.fillStyle='#fff';g.fillRect(0,0,60,30);g.fillStyle='#000';g.font='12px sans-serif';g.fillText(String(x++),4,20);requestAnimationFrame(f)})()</script>`),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -83,7 +86,8 @@ func TestIntegrationVisualSettlerInChromium(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := newPool(ctx, 1, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	// Paced like the actor's browsers.
+	p, err := newPool(ctx, 1, pacedFrames(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
