@@ -222,14 +222,17 @@ type JoinEvent struct {
 	EventId           string                 `protobuf:"bytes,2,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	Step              uint32                 `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
 	EventTimeUnixNano int64                  `protobuf:"varint,4,opt,name=event_time_unix_nano,json=eventTimeUnixNano,proto3" json:"event_time_unix_nano,omitempty"`
-	// Where the record was read.
+	// Where the record was read: set while the event's fate is open or a
+	// transition still needs its bytes.
 	SourceTopic             string `protobuf:"bytes,5,opt,name=source_topic,json=sourceTopic,proto3" json:"source_topic,omitempty"`
 	SourcePartition         int32  `protobuf:"varint,6,opt,name=source_partition,json=sourcePartition,proto3" json:"source_partition,omitempty"`
 	SourceOffset            int64  `protobuf:"varint,7,opt,name=source_offset,json=sourceOffset,proto3" json:"source_offset,omitempty"`
 	SourceKey               []byte `protobuf:"bytes,8,opt,name=source_key,json=sourceKey,proto3" json:"source_key,omitempty"`
 	SourceTimestampUnixNano int64  `protobuf:"varint,9,opt,name=source_timestamp_unix_nano,json=sourceTimestampUnixNano,proto3" json:"source_timestamp_unix_nano,omitempty"`
-	// The record value, verbatim. Empty once the event is joined and no
-	// transition needs it any more; the facts below survive.
+	// The record value, verbatim. No longer written: the source above names
+	// the record and a restore reads it back from the input (it was the
+	// largest part of the changelog). Read when present, from changelogs
+	// written before.
 	Payload []byte `protobuf:"bytes,10,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Part of at least one emitted transition.
 	Joined bool `protobuf:"varint,11,opt,name=joined,proto3" json:"joined,omitempty"`
