@@ -1,6 +1,7 @@
 package joiner
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"time"
@@ -20,7 +21,7 @@ func (m *Machine) closeUpTo(wm int64) {
 	}
 	limit := wm - m.window
 	for len(m.closing) > 0 && m.closing[0].last < limit {
-		e := m.closing.pop()
+		e := heap.Pop(&m.closing).(closeEntry)
 		ep := m.episodes[e.id]
 		switch {
 		case ep == nil || ep.queued != e.last:
@@ -119,60 +120,34 @@ func abs(d int64) int64 {
 // closeEntry schedules a close check for an episode. Each open episode has
 // one entry, at its last event time when it was queued (episode.queued); an
 // entry popped before the episode's current last event time is queued
-// again at that time. One entry per event, as before, cost an allocation
-// per record and a heap as large as the input.
+// again at that time. One entry per event, as before, made a heap as large
+// as the input.
 type closeEntry struct {
 	last int64
 	id   string
 }
 
-// closeHeap is a min-heap by (last, id), so that episodes close in the
-// same order whatever the interleaving of the inputs.
+// closeHeap is a min-heap (container/heap) by (last, id), so that
+// episodes close in the same order whatever the interleaving of the inputs.
 type closeHeap []closeEntry
 
-func (h closeHeap) less(i, j int) bool {
+func (h closeHeap) Len() int { return len(h) }
+func (h closeHeap) Less(i, j int) bool {
 	if h[i].last != h[j].last {
 		return h[i].last < h[j].last
 	}
 	return h[i].id < h[j].id
 }
-
-func (h *closeHeap) push(id string, last int64) {
-	*h = append(*h, closeEntry{last: last, id: id})
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !s.less(i, parent) {
-			break
-		}
-		s[i], s[parent] = s[parent], s[i]
-		i = parent
-	}
+func (h closeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *closeHeap) Push(x any)   { *h = append(*h, x.(closeEntry)) }
+func (h *closeHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
-func (h *closeHeap) pop() closeEntry {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s = s[:n]
-	for i := 0; ; {
-		l, r, min := 2*i+1, 2*i+2, i
-		if l < n && s.less(l, min) {
-			min = l
-		}
-		if r < n && s.less(r, min) {
-			min = r
-		}
-		if min == i {
-			break
-		}
-		s[i], s[min] = s[min], s[i]
-		i = min
-	}
-	*h = s
-	return top
-}
+func (h *closeHeap) push(id string, last int64) { heap.Push(h, closeEntry{last: last, id: id}) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -108,6 +108,9 @@ func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, part
 // are committed data records; one that the log no longer holds (deleted by
 // retention) is an error naming it.
 func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn func(*kgo.Record) error) error {
+	if len(sources) == 0 {
+		return nil // most restores: nothing pending, no client needed
+	}
 	type tp struct {
 		topic string
 		part  int32
@@ -156,14 +159,11 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 		}
 		from[k.topic][k.part] = kgo.NewOffset().At(o)
 	}
-	if len(wanted) == 0 {
-		return nil
-	}
 	cl, err := newClient(
 		kgo.ConsumePartitions(from),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		// A wanted offset below the log start was deleted: start at the
-		// log start and report it missing instead of waiting.
+		// Retention that deletes a wanted record after the check above:
+		// start at the log start and report it missing.
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	)
 	if err != nil {

@@ -2,6 +2,7 @@ package joiner
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -265,13 +266,7 @@ func (m *Machine) MissingPayloads() []Source {
 		out = append(out, e.src)
 	}
 	slices.SortFunc(out, func(a, b Source) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		if a.Partition != b.Partition {
-			return int(a.Partition - b.Partition)
-		}
-		return int(max(min(a.Offset-b.Offset, 1), -1))
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	return out
 }
