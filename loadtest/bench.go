@@ -36,6 +36,8 @@ type JoinerMember interface {
 	Healthy(ctx context.Context) error
 	Committed() joiner.Stats
 	FirstAssigned() time.Time
+	// Transactions are those committed and aborted so far.
+	Transactions() (committed, aborted int64)
 }
 
 // BenchResult is what a run measured: the same input consumed by a plain
@@ -47,7 +49,13 @@ type BenchResult struct {
 	Partitions  int32
 	ConsumeOnly time.Duration
 	Joiner      time.Duration
-	Verified    Report
+	// Floor is the time to write the joiner's output again alone (writeFloor),
+	// FloorRecords how many records that was, Transactions how many the
+	// joiner committed.
+	Floor        time.Duration
+	FloorRecords int
+	Transactions int64
+	Verified     Report
 }
 
 // ConsumeOnlyRate is records per second of the baseline.
@@ -58,6 +66,14 @@ func (r BenchResult) JoinerRate() float64 { return rate(r.Records, r.Joiner) }
 
 // Ratio is joiner throughput over consume-only throughput.
 func (r BenchResult) Ratio() float64 { return r.JoinerRate() / r.ConsumeOnlyRate() }
+
+// FloorRate is input records per second at the write floor: the rate no
+// exactly-once joiner writing the same output could beat.
+func (r BenchResult) FloorRate() float64 { return rate(r.Records, r.Floor) }
+
+// Ceiling is the write floor's rate over consume-only: the highest
+// joiner/consume-only ratio any joiner writing this output could reach.
+func (r BenchResult) Ceiling() float64 { return r.FloorRate() / r.ConsumeOnlyRate() }
 
 func rate(n int, d time.Duration) float64 {
 	if d <= 0 {
@@ -73,6 +89,7 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 	_, _ = rand.Read(id[:])
 	prefix := "bench_" + hex.EncodeToString(id[:]) + "."
 	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(c.Partitions), topics.WithReplication(max(1, c.Replication)))
+	floorCat := topics.New(topics.WithPrefix(prefix+"floor."), topics.WithPartitions(c.Partitions), topics.WithReplication(max(1, c.Replication)))
 	res := BenchResult{Partitions: c.Partitions}
 	log := c.Log
 
@@ -81,15 +98,17 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 		return res, err
 	}
 	defer adminCl.Close()
-	if _, err := topics.Apply(ctx, adminCl, cat); err != nil {
-		return res, err
+	for _, k := range []*topics.Catalog{cat, floorCat} {
+		if _, err := topics.Apply(ctx, adminCl, k); err != nil {
+			return res, err
+		}
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		adm := kadm.NewClient(adminCl)
 		_, _ = adm.DeleteGroups(ctx, prefix+"consume-only", prefix+"joiner")
-		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
+		_, _ = adm.DeleteTopics(ctx, append(cat.Names(), floorCat.Names()...)...)
 	}()
 
 	prod, err := c.NewClient()
@@ -134,10 +153,17 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 	if err := j.Stop(stopCtx); err != nil {
 		return res, err
 	}
-	log.Info("joiner done", "took", res.Joiner.Round(time.Millisecond))
+	res.Transactions, _ = j.Transactions()
+	log.Info("joiner done", "took", res.Joiner.Round(time.Millisecond), "transactions", res.Transactions)
 
-	res.Verified, err = Verify(ctx, c.NewClient, cat, exp)
-	return res, err
+	if res.Verified, err = Verify(ctx, c.NewClient, cat, exp); err != nil {
+		return res, err
+	}
+	if res.Floor, res.FloorRecords, err = writeFloor(ctx, c.NewClient, cat, floorCat, res.Transactions); err != nil {
+		return res, err
+	}
+	log.Info("write floor done", "records", res.FloorRecords, "took", res.Floor.Round(time.Millisecond))
+	return res, nil
 }
 
 // consumeOnly is the baseline: a plain group consumer of the same input
@@ -172,10 +198,12 @@ func consumeOnly(ctx context.Context, newClient joiner.ClientFunc, cat *topics.C
 	return took, nil
 }
 
-// String renders the side-by-side table.
+// String renders the side-by-side table. Every rate is input records per
+// second, so the rows compare directly.
 func (r BenchResult) String() string {
-	return fmt.Sprintf("%-14s %12s %10s\n%-14s %12.0f %10.2f\n%-14s %12.0f %10.2f\n",
+	return fmt.Sprintf("%-18s %12s %10s\n%-18s %12.0f %10.2f\n%-18s %12.0f %10.2f  (%d transactions)\n%-18s %12.0f %10.2f  (its %d output records written again alone, as many transactions)\n",
 		"", "records/s", "seconds",
 		"consume-only", r.ConsumeOnlyRate(), r.ConsumeOnly.Seconds(),
-		"joiner (EOS)", r.JoinerRate(), r.Joiner.Seconds())
+		"joiner (EOS)", r.JoinerRate(), r.Joiner.Seconds(), r.Transactions,
+		"write floor (EOS)", r.FloorRate(), r.Floor.Seconds(), r.FloorRecords)
 }

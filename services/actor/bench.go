@@ -69,6 +69,19 @@ func (r BenchRun) IdleShare() float64 {
 	return 0
 }
 
+// Ceiling is the async/this-mode steps/s ratio that executors which are
+// never idle would reach at this run's busy time per step: 1/(1 - idle
+// share). Against a lock-step baseline it bounds what overlapping page
+// waits can win, unless the asynchronous steps themselves get faster than
+// the baseline's (they are slower when they share the cores more). 0 when
+// the run has no time split.
+func (r BenchRun) Ceiling() float64 {
+	if r.Split.Total() <= 0 || r.IdleShare() >= 1 {
+		return 0
+	}
+	return 1 / (1 - r.IdleShare())
+}
+
 // BenchMode starts an actor in mode, lets it warm up, measures it for the
 // duration and stops it.
 func BenchMode(ctx context.Context, bc BenchConfig, mode Mode) (BenchRun, error) {

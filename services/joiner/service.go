@@ -215,9 +215,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.sess.Close()
 	s.cancelTxn()
-	s.mu.Lock()
-	c, a := s.txns[0], s.txns[1]
-	s.mu.Unlock()
+	c, a := s.Transactions()
 	s.log.Info("joiner stopped", "transactions_committed", c, "transactions_aborted", a)
 	return err
 }
@@ -257,6 +255,13 @@ func (s *Service) Committed() Stats {
 	var c Stats
 	c.Add(s.committed)
 	return c
+}
+
+// Transactions are the transactions this member committed and aborted.
+func (s *Service) Transactions() (committed, aborted int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txns[0], s.txns[1]
 }
 
 func (s *Service) fail(err error) {

@@ -274,10 +274,16 @@ func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64)
 			continue
 		}
 		if base == actor.ModeSync {
-			fmt.Fprintf(stdout, "ratio async/sync steps/s: %.2f (min %.2f)\n", r, minRatio)
+			fmt.Fprintf(stdout, "ratio async/sync steps/s: %.2f (min %.2f)", r, minRatio)
 		} else {
-			fmt.Fprintf(stdout, "ratio async/%s steps/s: %.2f\n", base, r)
+			fmt.Fprintf(stdout, "ratio async/%s steps/s: %.2f", base, r)
 		}
+		for _, run := range runs {
+			if run.Mode == base {
+				fmt.Fprintf(stdout, "; ceiling %.2f (never-idle executors at %s's busy time per step: 1/(1-idle))", run.Ceiling(), base)
+			}
+		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }
@@ -305,11 +311,12 @@ type rolloutSummary struct {
 	steps   map[actor.Mode][]float64
 	cpu     map[actor.Mode][]float64
 	ratios  map[actor.Mode][]float64 // async over the mode, per run
+	ceils   map[actor.Mode][]float64 // the mode's BenchRun.Ceiling, per run
 }
 
 func (s *rolloutSummary) add(runs []actor.BenchRun) {
 	if s.steps == nil {
-		s.steps, s.cpu, s.ratios = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
+		s.steps, s.cpu, s.ratios, s.ceils = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
 	}
 	for _, r := range runs {
 		s.steps[r.Mode] = append(s.steps[r.Mode], r.StepsPerSec())
@@ -319,6 +326,7 @@ func (s *rolloutSummary) add(runs []actor.BenchRun) {
 		}
 		if ratio, ok := rolloutRatio(runs, r.Mode); ok {
 			s.ratios[r.Mode] = append(s.ratios[r.Mode], ratio)
+			s.ceils[r.Mode] = append(s.ceils[r.Mode], r.Ceiling())
 		}
 	}
 }
@@ -343,7 +351,8 @@ func median(xs []float64) float64 {
 }
 
 // printRolloutSummary prints one line per profile: median steps/s and CPU
-// of each mode, and the median of the per-run ratios.
+// of each mode, and the medians of the per-run ratios and of each
+// baseline's ceiling (BenchRun.Ceiling).
 func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.Mode) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	head := "profile\t"
@@ -352,7 +361,7 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 	}
 	for _, m := range modes {
 		if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
-			head += "async/" + string(m) + "\t"
+			head += "async/" + string(m) + "\t" + string(m) + " ceiling\t"
 		}
 	}
 	fmt.Fprintln(tw, head)
@@ -363,7 +372,7 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 		}
 		for _, m := range modes {
 			if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
-				line += fmt.Sprintf("%.2f\t", median(s.ratios[m]))
+				line += fmt.Sprintf("%.2f\t%.2f\t", median(s.ratios[m]), median(s.ceils[m]))
 			}
 		}
 		fmt.Fprintln(tw, line)

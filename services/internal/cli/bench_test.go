@@ -82,7 +82,9 @@ func TestRolloutSummaryMedians(t *testing.T) {
 	run := func(async, sync float64) []actor.BenchRun {
 		return []actor.BenchRun{
 			{Mode: actor.ModeAsync, Wall: time.Second, Steps: uint64(async), Cores: 2},
-			{Mode: actor.ModeSync, Wall: time.Second, Steps: uint64(sync), Cores: 2},
+			// Idle 3 of 4 seconds: a ceiling of 4.
+			{Mode: actor.ModeSync, Wall: time.Second, Steps: uint64(sync), Cores: 2,
+				Split: actor.TimeSplit{Wait: time.Second, Idle: 3 * time.Second}},
 		}
 	}
 	var s rolloutSummary
@@ -104,5 +106,11 @@ func TestRolloutSummaryMedians(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "2.00") || !strings.Contains(out.String(), "async/sync") {
 		t.Fatalf("summary lacks the median ratio:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "sync ceiling") || !strings.Contains(out.String(), "4.00") {
+		t.Fatalf("summary lacks the baseline's ceiling 1/(1-0.75) = 4:\n%s", out.String())
+	}
+	if c := (actor.BenchRun{}).Ceiling(); c != 0 {
+		t.Fatalf("ceiling of a run without a time split = %v, want 0", c)
 	}
 }

@@ -1,0 +1,82 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// outputTopics are the topics the joiner writes inside its transactions.
+var outputTopics = []string{topics.Transitions, topics.Episodes, topics.DLQ, topics.JoinerChangelog}
+
+// writeFloor reads back everything the joiner committed (its outputs and
+// changelog) and produces it again, byte for byte and partition for
+// partition, into the floor catalog's copies of those topics, in as many
+// transactions as the joiner committed. Nothing is consumed, decoded or
+// joined, and no offsets are committed, so this is strictly less work than
+// the joiner did for the same output on the same broker and cores: no
+// exactly-once joiner that writes this output can take less time. It
+// returns the time from the first Begin to the last End and the number of
+// records written.
+func writeFloor(ctx context.Context, newClient joiner.ClientFunc, from, to *topics.Catalog, txns int64) (time.Duration, int, error) {
+	var recs []*kgo.Record
+	for _, t := range outputTopics {
+		err := joiner.ReadCommitted(ctx, newClient, from.Name(t), nil, func(r *kgo.Record) error {
+			recs = append(recs, &kgo.Record{Topic: to.Name(t), Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers})
+			return nil
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("unable to read the joiner's output %s: %w", from.Name(t), err)
+		}
+	}
+	if len(recs) == 0 {
+		return 0, 0, errors.New("unable to measure the write floor: the joiner wrote nothing")
+	}
+	cl, err := newClient(kgo.TransactionalID(to.Prefix+"floor"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cl.Close()
+	// One untimed transaction first, with one record per topic: the
+	// producer id and the topics' metadata are the joiner's start-up
+	// costs too, and the joiner's time does not count its own.
+	if err := cl.BeginTransaction(); err != nil {
+		return 0, 0, fmt.Errorf("unable to begin a floor transaction: %w", err)
+	}
+	var warm []*kgo.Record
+	for _, t := range outputTopics {
+		warm = append(warm, &kgo.Record{Topic: to.Name(t), Key: []byte("warm-up"), Value: []byte("warm-up")}) // compacted topics need a key
+	}
+	if err := cl.ProduceSync(ctx, warm...).FirstErr(); err != nil {
+		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+		return 0, 0, fmt.Errorf("unable to write the floor's warm-up records: %w", err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return 0, 0, fmt.Errorf("unable to commit the floor's warm-up transaction: %w", err)
+	}
+	txns = max(1, min(txns, int64(len(recs))))
+	per := (int64(len(recs)) + txns - 1) / txns
+	t0 := time.Now()
+	for i := int64(0); i < int64(len(recs)); i += per {
+		if err := cl.BeginTransaction(); err != nil {
+			return 0, 0, fmt.Errorf("unable to begin a floor transaction: %w", err)
+		}
+		// ProduceSync sends the transaction's records together, like the
+		// joiner's asynchronous produce, and waits for all of them.
+		perr := cl.ProduceSync(ctx, recs[i:min(i+per, int64(len(recs)))]...).FirstErr()
+		if perr != nil {
+			_ = cl.EndTransaction(ctx, kgo.TryAbort)
+			return 0, 0, fmt.Errorf("unable to write the floor's records: %w", perr)
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return 0, 0, fmt.Errorf("unable to commit a floor transaction: %w", err)
+		}
+	}
+	return time.Since(t0), len(recs), nil
+}
