@@ -72,3 +72,21 @@ func TestEmbeddedPing(t *testing.T) {
 		t.Fatalf("ping of closed cluster: %v", err)
 	}
 }
+
+// A produce retry waits for a metadata refresh, at most MetadataMinAge after
+// the last one: with franz-go's 5s default a transaction that hit
+// CONCURRENT_TRANSACTIONS stalled for 5s.
+func TestOptsRetryWaitsBriefly(t *testing.T) {
+	opts, err := Opts(&config.Config{InstanceID: "t"}, []string{"127.0.0.1:1"}, "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got := cl.OptValue(kgo.MetadataMinAge); got.(time.Duration) > time.Second {
+		t.Fatalf("MetadataMinAge = %v, want at most 1s", got)
+	}
+}
