@@ -1,12 +1,9 @@
 package loadtest
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -17,16 +14,7 @@ import (
 // the joiner committed (not an aborted transaction's records), byte for byte
 // and partition for partition, plus one warm-up record per topic.
 func TestWriteFloorCopiesCommittedOutput(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	newClient, ctx := fakeCluster(t)
 	from := topics.New(topics.WithPrefix("out."), topics.WithPartitions(3))
 	to := topics.New(topics.WithPrefix("out.floor."), topics.WithPartitions(3))
 	admin, err := newClient()

@@ -16,6 +16,22 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
+// fakeCluster starts a one-broker kfake cluster for the test and returns a
+// client constructor for it and a context that ends after a minute.
+func fakeCluster(t *testing.T) (joiner.ClientFunc, context.Context) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	}, ctx
+}
+
 // joinOffline joins the generated input with joiner machines (no service)
 // and writes what they produce, as a perfect joiner would.
 func joinOffline(t *testing.T, ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, partitions int32) {
@@ -85,16 +101,7 @@ func mustMarshal(t *testing.T, ev eventspb.Event) []byte {
 // verifier notices a duplicate, a loss, a misjoin and a malformed record
 // missing from the dlq.
 func TestGenerateAndVerify(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	newClient, ctx := fakeCluster(t)
 	cat := topics.New(topics.WithPrefix("v."), topics.WithPartitions(3))
 	cl, err := newClient()
 	if err != nil {
