@@ -46,37 +46,36 @@ func writeFloor(ctx context.Context, newClient joiner.ClientFunc, from, to *topi
 	// One untimed transaction first, with one record per topic: the
 	// producer id and the topics' metadata are the joiner's start-up
 	// costs too, and the joiner's time does not count its own.
-	if err := cl.BeginTransaction(); err != nil {
-		return 0, 0, fmt.Errorf("unable to begin a floor transaction: %w", err)
-	}
 	var warm []*kgo.Record
 	for _, t := range outputTopics {
 		warm = append(warm, &kgo.Record{Topic: to.Name(t), Key: []byte("warm-up"), Value: []byte("warm-up")}) // compacted topics need a key
 	}
-	if err := cl.ProduceSync(ctx, warm...).FirstErr(); err != nil {
-		_ = cl.EndTransaction(ctx, kgo.TryAbort)
-		return 0, 0, fmt.Errorf("unable to write the floor's warm-up records: %w", err)
-	}
-	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return 0, 0, fmt.Errorf("unable to commit the floor's warm-up transaction: %w", err)
+	if err := transact(ctx, cl, warm); err != nil {
+		return 0, 0, fmt.Errorf("unable to write the floor's warm-up: %w", err)
 	}
 	txns = max(1, min(txns, int64(len(recs))))
 	per := (int64(len(recs)) + txns - 1) / txns
 	t0 := time.Now()
 	for i := int64(0); i < int64(len(recs)); i += per {
-		if err := cl.BeginTransaction(); err != nil {
-			return 0, 0, fmt.Errorf("unable to begin a floor transaction: %w", err)
-		}
-		// ProduceSync sends the transaction's records together, like the
-		// joiner's asynchronous produce, and waits for all of them.
-		perr := cl.ProduceSync(ctx, recs[i:min(i+per, int64(len(recs)))]...).FirstErr()
-		if perr != nil {
-			_ = cl.EndTransaction(ctx, kgo.TryAbort)
-			return 0, 0, fmt.Errorf("unable to write the floor's records: %w", perr)
-		}
-		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-			return 0, 0, fmt.Errorf("unable to commit a floor transaction: %w", err)
+		if err := transact(ctx, cl, recs[i:min(i+per, int64(len(recs)))]); err != nil {
+			return 0, 0, fmt.Errorf("unable to write the floor's records: %w", err)
 		}
 	}
 	return time.Since(t0), len(recs), nil
+}
+
+// transact writes recs in one transaction: ProduceSync sends them together,
+// like the joiner's asynchronous produce, and waits for all of them.
+func transact(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) error {
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("unable to begin a transaction: %w", err)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+		return err
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("unable to commit a transaction: %w", err)
+	}
+	return nil
 }
