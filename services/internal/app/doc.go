@@ -7,5 +7,8 @@
 // returns one Service. `-target=all` starts every registered target in
 // registration order, which is also the dependency order: producers of a
 // topic start before its consumers, and the reverse on stop means consumers
-// stop (and commit) before the things they read from disappear.
+// stop (and commit) before the things they read from disappear. Before
+// those Stops, the producers stop producing (Producer) and the consumers
+// whose output analytics need catch up with their inputs (Drainer), so a
+// clean stop leaves every committed event recorded.
 package app

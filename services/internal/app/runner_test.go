@@ -145,3 +145,123 @@ func TestRunnerFailed(t *testing.T) {
 		t.Fatalf("Failed = %v", err)
 	}
 }
+
+// producer and drainer are fakes of the optional stop phases.
+type producer struct {
+	fakeService
+	err error
+}
+
+func (p *producer) StopProducing(context.Context) error {
+	p.record("produce-stop " + p.name)
+	return p.err
+}
+
+type drainer struct {
+	fakeService
+	err   error
+	block bool // Drain waits for its context to end
+	stop  error
+}
+
+func (d *drainer) Drain(ctx context.Context) error {
+	d.record("drain " + d.name)
+	if d.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return d.err
+}
+
+func (d *drainer) Stop(ctx context.Context) error {
+	d.stop = ctx.Err() // the context a Stop after a drain that timed out gets
+	return d.fakeService.Stop(ctx)
+}
+
+// The order a stop of `-target=all` relies on: every producer ends (the
+// curriculum before the actors, reverse start order), then the joiner drains
+// and then the recorder (start order), then everything stops in reverse.
+func TestRunnerStopPhases(t *testing.T) {
+	var log []string
+	mu := &sync.Mutex{}
+	fake := func(n string) fakeService { return fakeService{name: n, log: &log, mu: mu} }
+	svcs := []Service{
+		&fakeService{name: "webenv", log: &log, mu: mu},
+		&producer{fakeService: fake("actor")},
+		&drainer{fakeService: fake("joiner")},
+		&producer{fakeService: fake("learner")},
+		&drainer{fakeService: fake("recorder")},
+		&fakeService{name: "dashboard", log: &log, mu: mu},
+	}
+	r := NewRunner(slog.New(slog.DiscardHandler))
+	if err := r.Start(context.Background(), svcs, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := "start webenv,start actor,start joiner,start learner,start recorder,start dashboard," +
+		"produce-stop learner,produce-stop actor," +
+		"drain joiner,drain recorder," +
+		"stop dashboard,stop recorder,stop learner,stop joiner,stop actor,stop webenv"
+	if got := strings.Join(log, ","); got != want {
+		t.Fatalf("order\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A drain that cannot finish is logged, not an error, and it ends early
+// enough that the Stops still run inside the deadline; a producer that
+// fails to stop producing is an error, and the stop goes on.
+func TestRunnerDrainTimeoutStillStops(t *testing.T) {
+	var log []string
+	mu := &sync.Mutex{}
+	fake := func(n string) fakeService { return fakeService{name: n, log: &log, mu: mu} }
+	p := &producer{fakeService: fake("actor"), err: errors.New("flush failed")}
+	stuck := &drainer{fakeService: fake("joiner"), block: true}
+	late := &drainer{fakeService: fake("recorder"), err: errors.New("3 records behind")}
+	r := NewRunner(slog.New(slog.DiscardHandler))
+	if err := r.Start(context.Background(), []Service{p, stuck, late}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	err := r.Stop(ctx)
+	if err == nil || !strings.Contains(err.Error(), "unable to stop actor producing: flush failed") {
+		t.Fatalf("Stop err = %v", err)
+	}
+	if strings.Contains(err.Error(), "behind") || strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("a drain that did not finish failed the stop: %v", err)
+	}
+	if took := time.Since(t0); took > 1400*time.Millisecond {
+		t.Fatalf("stop took %s: the drain used the whole deadline", took)
+	}
+	if stuck.stop != nil || late.stop != nil {
+		t.Fatalf("Stop called with an ended context (%v, %v)", stuck.stop, late.stop)
+	}
+	want := "start actor,start joiner,start recorder,produce-stop actor,drain joiner,drain recorder,stop recorder,stop joiner,stop actor"
+	if got := strings.Join(log, ","); got != want {
+		t.Fatalf("order\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A start that fails stops what started without ending producers or
+// draining: there is no run to complete.
+func TestRunnerFailedStartDoesNotDrain(t *testing.T) {
+	var log []string
+	mu := &sync.Mutex{}
+	fake := func(n string) fakeService { return fakeService{name: n, log: &log, mu: mu} }
+	bad := fake("recorder")
+	bad.startErr = errors.New("port in use")
+	r := NewRunner(slog.New(slog.DiscardHandler))
+	err := r.Start(context.Background(), []Service{&producer{fakeService: fake("actor")}, &drainer{fakeService: fake("joiner")}, &bad}, time.Second)
+	if err == nil {
+		t.Fatal("start succeeded")
+	}
+	want := "start actor,start joiner,start recorder,stop joiner,stop actor"
+	if got := strings.Join(log, ","); got != want {
+		t.Fatalf("order\n%s\nwant\n%s", got, want)
+	}
+}

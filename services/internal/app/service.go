@@ -32,3 +32,30 @@ type HealthChecker interface {
 type Failer interface {
 	Failed() <-chan error
 }
+
+// Producer is implemented by services that write events other services
+// consume (the actors' events, the curriculum's tasks). On stop the runner
+// calls StopProducing on every one of them before anything drains, so that
+// the drains have a fixed end to reach.
+//
+// StopProducing stops taking new work, ends or records as aborted the work
+// in flight, and flushes what was produced, by the context's deadline. The
+// service keeps its other resources (and keeps consuming, if it does) until
+// Stop, which must still work afterwards.
+type Producer interface {
+	StopProducing(ctx context.Context) error
+}
+
+// Drainer is implemented by consumers whose output must be complete after a
+// clean stop (the joiner, the recorder). Once the producers have stopped, the
+// runner calls Drain on each in start order, so a consumer drains after what
+// it reads from.
+//
+// Drain returns when the service has consumed and committed its inputs up to
+// their end offsets, or with an error (how far behind it was left) when the
+// context ends first. A drain that fails does not fail the stop: Stop
+// follows either way, and what was not drained is redelivered to the next
+// run through the uncommitted offsets.
+type Drainer interface {
+	Drain(ctx context.Context) error
+}
