@@ -1,0 +1,303 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ClientFunc builds a client with the caller's seeds, security and logging,
+// plus opts.
+type ClientFunc func(opts ...kgo.Opt) (*kgo.Client, error)
+
+// PartitionLag is where a consumer group stands on one partition.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	// Committed is the group's committed offset, -1 when it has none.
+	Committed int64
+	// End is the read-committed end offset (the last stable offset) the
+	// group has to reach.
+	End int64
+	// Behind is End minus the group's position (its committed offset, or
+	// the log start when it has none): at most this many committed records
+	// are left, fewer when transaction markers or aborted records are
+	// among them. 0 once caught up.
+	Behind int64
+}
+
+// GroupLag is a consumer group's position on its topics.
+type GroupLag struct {
+	Group string
+	// Partitions holds every partition of the topics, by topic and
+	// partition.
+	Partitions []PartitionLag
+}
+
+// Behind sums the partitions still behind and the offsets they are behind.
+func (g GroupLag) Behind() (records int64, partitions int) {
+	for _, p := range g.Partitions {
+		if p.Behind > 0 {
+			records += p.Behind
+			partitions++
+		}
+	}
+	return records, partitions
+}
+
+// CaughtUp reports whether no partition is behind.
+func (g GroupLag) CaughtUp() bool {
+	_, n := g.Behind()
+	return n == 0
+}
+
+// catchUpPoll is how often WaitCaughtUp reads the group's offsets; a
+// partition whose offset did not move for catchUpStall is read to see
+// whether anything but transaction markers is left; such a read that gets
+// nothing for catchUpReadIdle has nothing committed left to read.
+const (
+	catchUpPoll     = 200 * time.Millisecond
+	catchUpStall    = time.Second
+	catchUpReadIdle = 2 * time.Second
+)
+
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// WaitCaughtUp waits until group's committed offsets reach the read-committed
+// end offsets its topics have when it is called, and returns the group's lag
+// at its last look: caught up, or, with ctx's error, how far behind it was
+// left. The ends are taken once: the caller stopped what writes the topics
+// first, so they are the end of the run, and a target that never moves
+// cannot be chased forever.
+//
+// Caught up is not always committed == end. franz-go commits the offset
+// after the last record it consumed, never past a trailing transaction
+// marker or aborted records, which a read-committed consumer never sees: on a
+// transactional topic a drained group can rest at end-1 or lower. A partition
+// counts as caught up when committed >= end, or when a read-committed read of
+// [committed, end), control records kept, finds no data record. That read is
+// made only for a partition whose offset stopped moving, once per offset.
+func WaitCaughtUp(ctx context.Context, newClient ClientFunc, group string, topics []string) (GroupLag, error) {
+	cl, err := newClient()
+	if err != nil {
+		return GroupLag{Group: group}, err
+	}
+	defer cl.Close()
+	c, err := newCatchUp(ctx, newClient, kadm.NewClient(cl), group, topics)
+	if err != nil {
+		return GroupLag{Group: group}, err
+	}
+	var lastErr error
+	for {
+		// A failed look (a coordinator moving) is retried: only ctx ends
+		// the wait, and its error names the last failure.
+		if lag, err := c.check(ctx); err != nil {
+			if ctx.Err() == nil {
+				lastErr = err
+			}
+		} else if lag.CaughtUp() {
+			return lag, nil
+		}
+		select {
+		case <-ctx.Done():
+			err := fmt.Errorf("unable to catch up group %s: %w", group, context.Cause(ctx))
+			if lastErr != nil {
+				err = fmt.Errorf("%w (last look: %v)", err, lastErr)
+			}
+			return c.last, err
+		case <-time.After(catchUpPoll):
+		}
+	}
+}
+
+// catchUp follows one group towards fixed end offsets.
+type catchUp struct {
+	newClient ClientFunc
+	adm       *kadm.Client
+	group     string
+	ends      map[partitionKey]int64
+	starts    map[partitionKey]int64
+	// moved is when each partition's committed offset last changed, and
+	// at what value.
+	moved map[partitionKey]stamp
+	// empty holds, per partition, a committed offset a read proved to
+	// have nothing committed left between it and the end.
+	empty map[partitionKey]int64
+	// full holds, per partition, a committed offset a read found a data
+	// record after: behind for as long as the offset stays there.
+	full map[partitionKey]int64
+	last GroupLag
+}
+
+type stamp struct {
+	at     int64
+	change time.Time
+}
+
+func newCatchUp(ctx context.Context, newClient ClientFunc, adm *kadm.Client, group string, topics []string) (*catchUp, error) {
+	ends, err := adm.ListCommittedOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", topics, err)
+	}
+	if err := ends.Error(); err != nil {
+		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", topics, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", topics, err)
+	}
+	if err := starts.Error(); err != nil {
+		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", topics, err)
+	}
+	c := &catchUp{newClient: newClient, adm: adm, group: group, ends: map[partitionKey]int64{}, starts: map[partitionKey]int64{},
+		moved: map[partitionKey]stamp{}, empty: map[partitionKey]int64{}, full: map[partitionKey]int64{}}
+	ends.Each(func(o kadm.ListedOffset) { c.ends[partitionKey{o.Topic, o.Partition}] = o.Offset })
+	starts.Each(func(o kadm.ListedOffset) { c.starts[partitionKey{o.Topic, o.Partition}] = o.Offset })
+	c.last = GroupLag{Group: group}
+	for k, end := range c.ends {
+		c.last.Partitions = append(c.last.Partitions, PartitionLag{Topic: k.topic, Partition: k.partition, Committed: -1, End: end,
+			Behind: max(0, end-c.starts[k])})
+	}
+	sortLag(c.last.Partitions)
+	return c, nil
+}
+
+// check reads the group's committed offsets and compares them with the ends.
+func (c *catchUp) check(ctx context.Context) (GroupLag, error) {
+	offs, err := c.adm.FetchOffsets(ctx, c.group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		// No member ever committed: the group starts at the log start.
+		offs, err = nil, nil
+	}
+	if err != nil {
+		return GroupLag{}, fmt.Errorf("unable to fetch the offsets of group %s: %w", c.group, err)
+	}
+	now := time.Now()
+	lag := GroupLag{Group: c.group}
+	stalled := map[partitionKey]int64{} // partition -> where to read from
+	for k, end := range c.ends {
+		committed := int64(-1)
+		if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil && o.At >= 0 {
+			committed = o.At
+		}
+		pos := committed
+		if pos < 0 {
+			pos = c.starts[k]
+		}
+		if s, ok := c.moved[k]; !ok || s.at != committed {
+			c.moved[k] = stamp{at: committed, change: now}
+		}
+		behind := max(0, end-pos)
+		if behind > 0 {
+			if at, ok := c.empty[k]; ok && at == committed {
+				behind = 0
+			} else if at, ok := c.full[k]; (!ok || at != committed) && now.Sub(c.moved[k].change) >= catchUpStall {
+				stalled[k] = pos
+			}
+		}
+		lag.Partitions = append(lag.Partitions, PartitionLag{Topic: k.topic, Partition: k.partition, Committed: committed, End: end, Behind: behind})
+	}
+	if len(stalled) > 0 {
+		empty, err := c.readEmpty(ctx, stalled)
+		if err != nil {
+			return GroupLag{}, err
+		}
+		for i, p := range lag.Partitions {
+			k := partitionKey{p.Topic, p.Partition}
+			if _, ok := stalled[k]; !ok {
+				continue
+			}
+			if empty[k] {
+				c.empty[k] = p.Committed
+				lag.Partitions[i].Behind = 0
+			} else {
+				c.full[k] = p.Committed
+			}
+		}
+	}
+	sortLag(lag.Partitions)
+	c.last = lag
+	return lag, nil
+}
+
+// readEmpty reads each partition from its offset towards its end, read
+// committed with control records kept, and reports the partitions where no
+// data record is left before the end: only transaction markers and aborted
+// records were there.
+func (c *catchUp) readEmpty(ctx context.Context, from map[partitionKey]int64) (map[partitionKey]bool, error) {
+	assign := map[string]map[int32]kgo.Offset{}
+	for k, at := range from {
+		if assign[k.topic] == nil {
+			assign[k.topic] = map[int32]kgo.Offset{}
+		}
+		assign[k.topic][k.partition] = kgo.NewOffset().At(at)
+	}
+	cl, err := c.newClient(kgo.ConsumePartitions(assign), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	open := map[partitionKey]bool{}
+	for k := range from {
+		open[k] = true
+	}
+	out := map[partitionKey]bool{}
+	for len(open) > 0 {
+		pctx, cancel := context.WithTimeout(ctx, catchUpReadIdle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				ferr = errors.Join(ferr, fmt.Errorf("unable to read %s[%d]: %w", t, p, err))
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		if fs.NumRecords() == 0 && pctx.Err() != nil {
+			// Nothing came: the range holds only aborted records whose
+			// markers lie past the end, so nothing committed is left.
+			for k := range open {
+				out[k] = true
+			}
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := partitionKey{r.Topic, r.Partition}
+			if !open[k] {
+				return
+			}
+			end := c.ends[k]
+			switch {
+			case r.Offset < end && !r.Attrs.IsControl():
+				out[k] = false // a committed record the group has not consumed
+			case r.Offset >= end-1:
+				out[k] = true // reached the end through markers only
+			default:
+				return // a marker before the end: read on
+			}
+			delete(open, k)
+		})
+	}
+	return out, nil
+}
+
+func sortLag(ps []PartitionLag) {
+	slices.SortFunc(ps, func(a, b PartitionLag) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+}
