@@ -2,6 +2,10 @@
 // topic of the catalog that writes each record into its raw ClickHouse table
 // (analytics.Rows), in batches, through clickhouse-go's native protocol.
 //
+// Only what committed is recorded: the consumer reads committed, so events
+// of the joiner's aborted transactions (transitions, episodes, dead letters)
+// never reach ClickHouse.
+//
 // Delivery: offsets are committed only after the batch's INSERTs succeeded
 // (auto-commit is off, and rebalances are blocked between a poll and the
 // commit of what it returned), so a crash or kill -9 loses nothing: the

@@ -39,6 +39,7 @@ type Recorder struct {
 	failed      chan error
 
 	rebalance atomic.Bool   // a rebalance waits for us to release polled records
+	consuming atomic.Bool   // ClickHouse answered and the poll loop runs (Drain can progress)
 	inflight  atomic.Int64  // batches queued or inserting
 	pending   atomic.Int64  // records polled and not yet committed (or abandoned)
 	idle      chan struct{} // signalled by the flusher when inflight drops to 0
@@ -104,6 +105,11 @@ func (r *Recorder) Start(ctx context.Context) error {
 		kgo.ConsumeTopics(names...),
 		// A new group records history from the beginning.
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// The joiner writes transitions, episodes and dead letters in
+		// transactions, and an aborted one is written again by the next
+		// attempt: read uncommitted, ClickHouse held events that never
+		// happened (issue #15). Analytics record only what committed.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DisableAutoCommit(),
 		// Between a poll and the commit of what it returned we own those
 		// partitions; the callback below tells us a rebalance is waiting.
@@ -144,6 +150,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 			}
 		}
 		r.conn = conn
+		r.consuming.Store(true)
 		go r.snapshotLag(pollCtx)
 		r.o.log.Info("recorder consuming", "group", r.o.group, "topics", len(names), "database", r.ch.Database,
 			"batch_records", r.o.batchRecords, "linger", r.o.linger)

@@ -109,7 +109,10 @@ func (k *KafkaSource) Records(ctx context.Context, fn func(joiner.Record) error)
 	if len(assign) == 0 {
 		return nil
 	}
-	cl, err := k.NewClient(kgo.ConsumePartitions(assign), kgo.FetchMaxBytes(64<<20))
+	// Read committed, as the joiner reads its inputs: a record of an
+	// aborted transaction never reached the joiner, so a replay must not
+	// see it either, or the same history would give other transitions.
+	cl, err := k.NewClient(kgo.ConsumePartitions(assign), kgo.FetchMaxBytes(64<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return err
 	}
