@@ -36,7 +36,7 @@ run: setup up build ## install what is missing, start Kafka and ClickHouse, trai
 	@if [ "$(EVAL_EPISODES)" != 0 ]; then \
 	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random; fi
 
-setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules
+setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, MiniWoB++ pages
 	infra/setup.sh
 
 up: ## start the local Kafka broker and ClickHouse server

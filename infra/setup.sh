@@ -3,12 +3,14 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            all steps
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod protoc gotch
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod protoc gotch miniwob
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip)
 ONNXRUNTIME_NODE_VERSION=1.30.0
+MINIWOB_VERSION=1.1.0
+MINIWOB_PAGES=130 # task pages in miniwob/html/miniwob/ of that version
 
 step_apt() {
   local missing=() p
@@ -74,11 +76,39 @@ step_gotch() {
   "$INFRA_DIR/gotch/patch.sh"
 }
 
+# The MiniWoB++ benchmark as published: PyPI's miniwob wheel by name and
+# version, of which only miniwob/html/ is unpacked under .run/miniwob/html
+# and served unchanged (-suite=miniwob). Nothing of it is committed, and no
+# Python is needed at run time: pip only downloads (no install).
+step_miniwob() {
+  local dest=$RUN_DIR/miniwob stamp tmp n pip=(pip) wheel
+  stamp=$dest/.stamp-$MINIWOB_VERSION
+  if [ -f "$stamp" ] && [ -d "$dest/html/miniwob" ]; then log "miniwob: $MINIWOB_VERSION pages present"; return; fi
+  log "miniwob: fetching miniwob==$MINIWOB_VERSION from PyPI"
+  tmp=$(mktemp -d)
+  # A Debian system Python refuses `pip` as externally managed for installs;
+  # `python3 -m pip download` installs nothing and works the same.
+  command -v pip >/dev/null || pip=(python3 -m pip)
+  "${pip[@]}" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: "miniwob==$MINIWOB_VERSION" -d "$tmp" >&2 ||
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: "miniwob==$MINIWOB_VERSION" -d "$tmp" >&2 ||
+    { rm -rf "$tmp"; die "miniwob: pip download miniwob==$MINIWOB_VERSION failed (is python3-pip installed?)"; }
+  wheel=$(ls "$tmp"/miniwob-"$MINIWOB_VERSION"-*.whl 2>/dev/null | head -n 1)
+  [ -n "$wheel" ] || { rm -rf "$tmp"; die "miniwob: no wheel in $tmp after pip download"; }
+  unzip -q "$wheel" 'miniwob/html/*' -d "$tmp/x" || { rm -rf "$tmp"; die "miniwob: unable to unpack $wheel"; }
+  n=$(find "$tmp/x/miniwob/html/miniwob" -maxdepth 1 -name '*.html' | wc -l)
+  [ "$n" -eq "$MINIWOB_PAGES" ] || { rm -rf "$tmp"; die "miniwob: $n task pages in the wheel, want $MINIWOB_PAGES"; }
+  rm -rf "$dest"; mkdir -p "$dest"
+  mv "$tmp/x/miniwob/html" "$dest/html"
+  rm -rf "$tmp"
+  touch "$stamp"
+  log "miniwob: $n task pages in $dest/html/miniwob"
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod protoc gotch)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod protoc gotch miniwob)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod protoc gotch)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod protoc gotch miniwob)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"

@@ -4,8 +4,10 @@
 // the deterministic train/test split by site, the rubric scoring with its
 // switchable shaping terms, the latency profiles (server delay per request and
 // client-side asynchronous loading), the embedded page core that speaks the
-// MiniWoB page protocol, and the mounting of a directory of third-party
-// MiniWoB-style pages.
+// MiniWoB page protocol, the mounting of a directory of third-party
+// MiniWoB-style pages, and the MiniWoB++ suite: the benchmark's own pages
+// served as published, with a table of its tasks, their tiers and what the
+// action space cannot express (miniwob.go).
 //
 // Every problem is generated on the server, in Go, from (family, site, seed):
 // the page asks the server for its problem when the harness starts an episode

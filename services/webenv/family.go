@@ -241,13 +241,19 @@ type FamilyInfo struct {
 	MaxTimeSec float64    `json:"max_time_s"`
 	Sites      []SiteInfo `json:"sites"`
 	ThirdParty bool       `json:"third_party,omitempty"`
+	// Suite is the suite the family belongs to (miniwob.go).
+	Suite Suite `json:"suite,omitempty"`
+	// Steps, Unsupported and WGE describe a MiniWoB++ task (MiniWoBTask).
+	Steps       int    `json:"steps,omitempty"`
+	Unsupported string `json:"unsupported,omitempty"`
+	WGE         bool   `json:"wge,omitempty"`
 }
 
 // Families lists the built-in families, easy first.
 func Families() []FamilyInfo {
 	out := make([]FamilyInfo, 0, len(registry))
 	for _, f := range registry {
-		fi := FamilyInfo{Name: f.Name, Tier: f.Tier, Desc: f.Desc, Viewport: f.Viewport, MaxTimeSec: f.MaxTime.Seconds()}
+		fi := FamilyInfo{Name: f.Name, Tier: f.Tier, Desc: f.Desc, Viewport: f.Viewport, MaxTimeSec: f.MaxTime.Seconds(), Suite: SuiteBuiltin}
 		for _, s := range Sites {
 			fi.Sites = append(fi.Sites, SiteInfo{Name: s.Name, Split: SiteSplit(f.Name, s.Name)})
 		}

@@ -14,6 +14,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"service":  "asyncwebrl webenv",
 		"split":    s.cfg.split,
+		"suite":    s.cfg.suite,
 		"profile":  s.cfg.profile.Name,
 		"families": s.Families(),
 		"start":    "/t/<family>/<site>/ (MiniWoB protocol: core.endEpisode(0); Math.seedrandom(seed); core.startEpisodeReal())",

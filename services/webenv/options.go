@@ -14,6 +14,8 @@ type config struct {
 	profile       Profile
 	latencySeed   uint64
 	thirdPartyDir string
+	suite         Suite
+	miniwobDir    string
 	log           *slog.Logger
 	maxEpisodes   int
 	episodeTTL    time.Duration
@@ -51,6 +53,17 @@ func WithLatencySeed(seed uint64) Option { return func(c *config) { c.latencySee
 // /thirdparty/ (default none). Each top-level *.html file is a family
 // "thirdparty/<name>" with the single site "default".
 func WithThirdPartyDir(dir string) Option { return func(c *config) { c.thirdPartyDir = dir } }
+
+// WithSuite sets the suite served (default SuiteBuiltin). The built-in
+// families are generated in process and always served; SuiteMiniWoB and
+// SuiteAll mount the MiniWoB++ pages of WithMiniWoBDir under /miniwob/ and
+// list them, SuiteMiniWoB alone.
+func WithSuite(s Suite) Option { return func(c *config) { c.suite = s } }
+
+// WithMiniWoBDir sets the MiniWoB++ html tree (the wheel's miniwob/html,
+// unpacked by infra/setup.sh into .run/miniwob/html; default none). Only a
+// suite with MiniWoB++ reads it.
+func WithMiniWoBDir(dir string) Option { return func(c *config) { c.miniwobDir = dir } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }

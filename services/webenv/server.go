@@ -20,6 +20,7 @@ type Server struct {
 	log      *slog.Logger
 	episodes *store
 	third    *thirdParty
+	miniwob  *miniwobMount
 	handler  http.Handler
 	now      func() time.Time
 
@@ -46,6 +47,11 @@ func New(opts ...Option) (*Server, error) {
 	if cfg.maxEpisodes <= 0 {
 		cfg.maxEpisodes = 1
 	}
+	suite, err := ParseSuite(string(cfg.suite))
+	if err != nil {
+		return nil, fmt.Errorf("unable to build webenv server: %w", err)
+	}
+	cfg.suite = suite
 	s := &Server{cfg: cfg, log: cfg.log.With("service", "webenv"), episodes: newStore(cfg.maxEpisodes, cfg.episodeTTL), now: time.Now}
 	if cfg.thirdPartyDir != "" {
 		tp, err := loadThirdParty(cfg.thirdPartyDir)
@@ -53,6 +59,13 @@ func New(opts ...Option) (*Server, error) {
 			return nil, fmt.Errorf("unable to build webenv server: %w", err)
 		}
 		s.third = tp
+	}
+	if suite.HasMiniWoB() {
+		m, err := loadMiniWoB(cfg.miniwobDir)
+		if err != nil {
+			return nil, fmt.Errorf("unable to build webenv server: %w", err)
+		}
+		s.miniwob = m
 	}
 	s.handler = recoverMiddleware(s.log, latencyMiddleware(newDelaySampler(cfg.profile.Server, cfg.latencySeed), s.routes()))
 	return s, nil
@@ -101,7 +114,7 @@ func (s *Server) Start(ctx context.Context) error {
 			s.log.Error("serve failed", "err", err)
 		}
 	}()
-	s.log.Info("serving", "url", s.URL(), "split", s.cfg.split, "profile", s.cfg.profile.Name,
+	s.log.Info("serving", "url", s.URL(), "split", s.cfg.split, "suite", s.cfg.suite, "profile", s.cfg.profile.Name,
 		"families", len(s.Families()))
 	return nil
 }
@@ -139,9 +152,12 @@ func (s *Server) URL() string {
 	return ""
 }
 
-// Families lists the built-in families and the mounted third-party pages.
+// Suite returns the suite served.
+func (s *Server) Suite() Suite { return s.cfg.suite }
+
+// Families lists the suite's families and the mounted third-party pages.
 func (s *Server) Families() []FamilyInfo {
-	out := Families()
+	out := SuiteFamilies(s.cfg.suite)
 	if s.third != nil {
 		out = append(out, s.third.families()...)
 	}
@@ -172,6 +188,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/e/{id}/{path...}", s.handleEpisodePage)
 	if s.third != nil {
 		mux.Handle("GET /thirdparty/", http.StripPrefix("/thirdparty/", s.third.handler()))
+	}
+	if s.miniwob != nil {
+		mux.Handle("GET /miniwob/", http.StripPrefix("/miniwob", s.miniwob.handler()))
+	} else {
+		mux.HandleFunc("GET /miniwob/", miniwobNotMounted)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such page: %s %s", r.Method, r.URL.Path))

@@ -99,7 +99,7 @@ func usage(w io.Writer) error {
 Usage:
   asyncwebrl [flags]                      run targets (-target=all by default)
   asyncwebrl topics apply|check|list      create, check or list the topic catalog
-  asyncwebrl webenv families              list the task families, tiers, sites and split
+  asyncwebrl webenv families [--suite S]  list a suite's task families (builtin, miniwob, all) with tiers
   asyncwebrl bench joiner [--events N]    joiner vs consume-only throughput on the broker
   asyncwebrl bench recorder [--events N]  recorder vs bare clickhouse-go insert rows/s
   asyncwebrl bench rollout [--profile P]  actor steps/s, async vs the lock-step sync baseline

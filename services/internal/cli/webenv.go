@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // newWebenv builds the webenv target: the task server on -webenv-addr,
-// serving the configured split (default all) and latency profile.
+// serving the configured split (default all), latency profile and suite
+// (-suite=miniwob or all mounts -miniwob-dir).
 func newWebenv(d deps) (app.Service, error) {
 	profile, err := webenv.ParseProfile(d.cfg.Webenv.LatencyProfile)
 	if err != nil {
@@ -20,37 +23,63 @@ func newWebenv(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -webenv-split: %w", err)}
 	}
+	suite, err := webenv.ParseSuite(d.cfg.Suite)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+	}
+	if suite.HasMiniWoB() && slices.ContainsFunc(d.cfg.Targets, func(t string) bool { return t == "learner" || t == "actor" }) {
+		// Said once at start so that a run is not mistaken for MiniWoB++
+		// training: the pages are served and driven, not yet scheduled.
+		d.log.Warn("the curriculum and the actors' local tasks are still the built-in families; MiniWoB++ tasks are served for the env API (issue 16)", "suite", suite)
+	}
 	return webenv.New(
 		webenv.WithAddr(d.cfg.WebenvAddr),
+		webenv.WithSuite(suite),
+		webenv.WithMiniWoBDir(d.cfg.Webenv.MiniWoBDir),
 		webenv.WithSplit(split),
 		webenv.WithProfile(profile),
 		webenv.WithLogger(d.log.With("service", "webenv")),
 	)
 }
 
+const webenvUsage = `Usage: asyncwebrl webenv families [--suite builtin|miniwob|all] [-format text|json]
+  families   list every task family of a suite with its tier; the built-in
+             ones with their sites and train/test split, the MiniWoB++ ones
+             with the steps of a minimal solution, the time limit, whether
+             the action space can express the task and, if not, why
+  --suite S  the suite (default -suite, env ASYNCWEBRL_SUITE, else builtin)
+  -format F  text (default) or json
+`
+
 func runWebenv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(stdout, `Usage: asyncwebrl webenv families [-format text|json]
-  families   list every task family with its tier, its sites and the train/test split
-`)
+		fmt.Fprint(stdout, webenvUsage)
 		return nil
 	}
 	if args[0] != "families" {
 		return usageError{fmt.Errorf("unknown webenv command %q (want families)", args[0])}
 	}
-	format := "text"
-	switch rest := args[1:]; {
-	case len(rest) == 0:
-	case len(rest) == 2 && (rest[0] == "-format" || rest[0] == "--format"):
-		format = rest[1]
-	case len(rest) == 1 && (rest[0] == "-format=json" || rest[0] == "--format=json"):
-		format = "json"
-	case len(rest) == 1 && (rest[0] == "-format=text" || rest[0] == "--format=text"):
-	default:
-		return usageError{fmt.Errorf("unexpected arguments %v (want: families [-format text|json])", rest)}
+	vals, rest, err := subFlags(args[1:], []string{"format"}, []string{"help", "h"})
+	if err != nil {
+		return usageError{err}
 	}
+	if vals["help"] != "" || vals["h"] != "" {
+		fmt.Fprint(stdout, webenvUsage)
+		return nil
+	}
+	format := cmp.Or(vals["format"], "text")
 	if format != "text" && format != "json" {
 		return usageError{fmt.Errorf("invalid -format %q: want text or json", format)}
 	}
-	return webenv.PrintFamilies(stdout, format)
+	// -suite is the binary's flag (and ASYNCWEBRL_SUITE): the same parse
+	// as a run, so that a listing shows what a run would serve.
+	cfg, err := parse(rest, stderr)
+	if err != nil {
+		return err
+	}
+	suite, err := webenv.ParseSuite(cfg.Suite)
+	if err != nil {
+		return usageError{fmt.Errorf("invalid -suite: %w", err)}
+	}
+	return webenv.PrintSuite(stdout, format, suite)
 }

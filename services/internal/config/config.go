@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -44,6 +45,10 @@ type Config struct {
 	DashboardAddr string
 	// RunDir holds local state (checkpoints, frame store, reports).
 	RunDir string
+	// Suite is the task suite of every target and command that takes
+	// tasks: builtin (the generated families), miniwob (the MiniWoB++
+	// benchmark's pages, fetched by `make setup`) or all.
+	Suite string
 	// Actor and Webenv configure those targets (actor.go).
 	Actor   Actor
 	Webenv  Webenv
@@ -137,6 +142,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.WebenvURL, "webenv-url", "", "URL actors use to reach webenv (default: http:// + -webenv-addr)")
 	str(&c.DashboardAddr, "dashboard-addr", "127.0.0.1:7080", "dashboard web page address")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
+	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")
 	str(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	str(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -255,6 +261,16 @@ func (c *Config) Validate() error {
 	if c.Run.Duration < 0 {
 		return fmt.Errorf("invalid -duration %s: want >= 0", c.Run.Duration)
 	}
+	switch c.Suite = strings.ToLower(strings.TrimSpace(c.Suite)); c.Suite {
+	case "":
+		c.Suite = "builtin"
+	case "builtin", "miniwob", "all":
+	default:
+		return fmt.Errorf("invalid -suite %q: want builtin, miniwob or all", c.Suite)
+	}
+	if c.Webenv.MiniWoBDir == "" {
+		c.Webenv.MiniWoBDir = filepath.Join(c.RunDir, "miniwob", "html")
+	}
 	if c.WebenvURL == "" {
 		c.WebenvURL = "http://" + c.WebenvAddr
 	}
@@ -275,6 +291,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Any("targets", c.Targets),
 		slog.Any("brokers", c.Brokers),
 		slog.String("topic_prefix", c.TopicPrefix),
+		slog.String("suite", c.Suite),
 		slog.String("kafka_sasl", c.Kafka.SASLMechanism),
 		slog.String("kafka_sasl_user", c.Kafka.SASLUser),
 		slog.Any("kafka_sasl_password", c.Kafka.SASLPassword),

@@ -25,10 +25,11 @@ func (e *Env) act(ctx context.Context, a Action) error {
 		}
 		return e.click(ctx, pt.X, pt.Y)
 	case Fill:
-		if err := e.eval(ctx, `window.__wob.prepareFill(`+js(a.BID)+`, `+js(a.Text == "")+`)`, nil); err != nil {
+		var how string
+		if err := e.eval(ctx, `window.__wob.prepareFill(`+js(a.BID)+`, `+js(a.Text == "")+`, `+js(a.Text)+`)`, &how); err != nil {
 			return err
 		}
-		if a.Text == "" {
+		if a.Text == "" || how == "set" {
 			return nil
 		}
 		_, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: a.Text})

@@ -7,7 +7,8 @@ import (
 )
 
 // TaskRef names a task: a family, a site and a seed. Third-party pages use
-// the family "thirdparty/<name>" and the site "default" (or "").
+// the family "thirdparty/<name>" and MiniWoB++ tasks "miniwob/<task>", both
+// with the site "default" (or "").
 type TaskRef struct {
 	Family string `json:"family"`
 	Site   string `json:"site"`
@@ -62,6 +63,12 @@ type Info struct {
 	// WOB_REWARD_REASON.
 	Raw    float64 `json:"raw"`
 	Reason string  `json:"reason,omitempty"`
+	// Decayed is the page's WOB_REWARD_GLOBAL: Raw scaled by the time left,
+	// max(0, 1 - elapsed/EPISODE_MAX_TIME), when the task asks for it (the
+	// figure MiniWoB++ reports beside the raw one).
+	Decayed float64 `json:"decayed"`
+	// TimedOut: the page's own time limit ended the episode.
+	TimedOut bool `json:"timed_out,omitempty"`
 	// Success: the episode ended with every fact met (raw > 0 for pages
 	// without a rubric).
 	Success bool `json:"success"`

@@ -44,6 +44,10 @@ func (e *Env) setViewport(ctx context.Context, s webenv.Size) error {
 // TaskURL returns the start page of a task.
 func (e *Env) TaskURL(t TaskRef) string {
 	u := *e.base
+	if strings.HasPrefix(t.Family, webenv.MiniWoBPrefix) {
+		u.Path += webenv.MiniWoBPath(t.Family)
+		return u.String()
+	}
 	if name, ok := strings.CutPrefix(t.Family, webenv.ThirdPartyPrefix); ok {
 		u.Path += "/thirdparty/" + name + ".html"
 		return u.String()

@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -127,6 +128,13 @@ func (e *Env) open(ctx context.Context, target string) error {
 	if resp != nil && resp.Status >= 400 {
 		var body string
 		_ = e.eval(ctx, `document.body ? document.body.innerText : ''`, &body)
+		// webenv answers errors as {"error": "..."}: give the reason alone.
+		var je struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(body), &je) == nil && je.Error != "" {
+			body = je.Error
+		}
 		return fmt.Errorf("unable to open %s: HTTP %d: %s", target, resp.Status, clip(strings.TrimSpace(body), 300))
 	}
 	return nil

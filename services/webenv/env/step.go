@@ -114,7 +114,10 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 
 // info builds the step info from the page status.
 func (e *Env) info(st pageStatus) Info {
-	info := Info{Raw: st.Raw, Reason: st.Reason, Messages: append([]string(nil), e.messages...)}
+	info := Info{Raw: st.Raw, Decayed: st.Reward, Reason: st.Reason, Messages: append([]string(nil), e.messages...)}
+	// Both page cores end a timed-out episode with this reason (MiniWoB's
+	// core.js and ours, static/core.js).
+	info.TimedOut = st.Done && st.Reason == "timed out"
 	if s := st.Info; s != nil {
 		info.Partial, info.Facts, info.Episode = s.Partial, s.Facts, s.Episode
 		info.Success = st.Done && s.Success

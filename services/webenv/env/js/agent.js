@@ -252,10 +252,27 @@
     return { x: x, y: y };
   };
 
+  // Inputs whose value has a format of its own (a date picker, a time
+  // field): typed text does not reach them, so fill sets the value as
+  // Playwright's fill (BrowserGym's) does, with the events a user's edit
+  // fires.
+  var VALUED = { date: 1, time: 1, 'datetime-local': 1, month: 1, week: 1, color: 1, range: 1 };
+
   // prepareFill focuses a text field and selects its content, so that the
-  // inserted text replaces it.
-  S.prepareFill = function (bid, empty) {
+  // inserted text replaces it, and returns "insert"; a valued input gets
+  // text as its value at once, and "set".
+  S.prepareFill = function (bid, empty, text) {
     var el = find(bid);
+    if (el.tagName === 'INPUT' && VALUED[(el.getAttribute('type') || '').toLowerCase()]) {
+      if (el.disabled || el.readOnly) throw new Error('element "' + bid + '" is not editable');
+      el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      el.focus();
+      el.value = text;
+      if (text !== '' && el.value === '') throw new Error('"' + text + '" is not a valid ' + el.type + ' value (want e.g. 2017-03-15 for a date, 14:05 for a time)');
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      return 'set';
+    }
     if (!isTextField(el)) throw new Error('element "' + bid + '" is not a text field (it is ' + roleOf(el) + ')');
     if (el.disabled || el.readOnly) throw new Error('element "' + bid + '" is not editable');
     el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
@@ -278,7 +295,7 @@
         el.dispatchEvent(new Event('change', { bubbles: true }));
       }
     }
-    return true;
+    return 'insert';
   };
 
   S.select = function (bid, wanted) {

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestWebenvFamiliesSuite(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		env        string
+		code       int
+		want, lack string
+	}{
+		{[]string{"webenv", "families"}, "", exitOK, "click-button ", "miniwob/"},
+		{[]string{"webenv", "families", "--suite", "miniwob"}, "", exitOK, "no: needs drag", "TRAIN SITES"},
+		{[]string{"webenv", "families", "-suite=all", "-format", "json"}, "", exitOK, `"name": "miniwob/click-test"`, "TASK"},
+		{[]string{"webenv", "families"}, "miniwob", exitOK, "130 tasks of miniwob", "TRAIN SITES"},
+		{[]string{"webenv", "families", "--suite", "miniwob++"}, "", exitUsage, "invalid -suite", ""},
+	} {
+		t.Setenv("ASYNCWEBRL_SUITE", c.env)
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), c.args, &out, &errb)
+		got := out.String() + errb.String()
+		if code != c.code || !strings.Contains(got, c.want) || (c.lack != "" && strings.Contains(got, c.lack)) {
+			t.Errorf("%v (suite env %q): exit %d, output:\n%s", c.args, c.env, code, got[:min(len(got), 400)])
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package env
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// miniwobDir is where infra/setup.sh unpacked the benchmark's pages: the
+// -miniwob-dir variable, else <run dir>/miniwob/html.
+func miniwobDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ASYNCWEBRL_MINIWOB_DIR")
+	if dir == "" {
+		run := os.Getenv("ASYNCWEBRL_RUN_DIR")
+		if run == "" {
+			run = filepath.Join("..", "..", "..", ".run")
+		}
+		dir = filepath.Join(run, "miniwob", "html")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "miniwob", "click-test.html")); err != nil {
+		t.Fatalf("no MiniWoB++ pages in %s: run `make setup` (or infra/setup.sh miniwob) to fetch miniwob==%s, or set ASYNCWEBRL_MINIWOB_DIR", dir, webenv.MiniWoBVersion)
+	}
+	return dir
+}
+
+// pageCounter counts the GETs of each path, to tell a reused page from a
+// reloaded one.
+type pageCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *pageCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.n[r.URL.Path]++
+		c.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *pageCounter) get(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[path]
+}
+
+// quoted returns the instruction's quoted strings, in order.
+func quoted(instr string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(instr, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// between returns the text of s between prefix and suffix.
+func between(t *testing.T, s, prefix, suffix string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(s, prefix)
+	mid, ok2 := strings.CutSuffix(rest, suffix)
+	if !ok || !ok2 {
+		t.Fatalf("instruction %q is not %q...%q", s, prefix, suffix)
+	}
+	return mid
+}
+
+// solver plays one episode through the env API and returns the last step.
+type solver func(t *testing.T, e *Env, obs *Observation) *StepResult
+
+// by acts on the first element that a CSS selector finds.
+func by(t *testing.T, e *Env, css string, a Action) *StepResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bid, err := e.QueryBID(ctx, css, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.BID = bid
+	r, err := e.Step(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if r.Info.Error != "" {
+		t.Fatalf("%s on %s: %s", a, css, r.Info.Error)
+	}
+	return r
+}
+
+// on acts on the element of obs with a role and a text.
+func on(t *testing.T, e *Env, obs *Observation, role, text string, a Action) *StepResult {
+	t.Helper()
+	a.BID = find(t, obs, role, text).BID
+	r := step(t, e, a.String())
+	if r.Info.Error != "" {
+		t.Fatalf("%s: %s", a, r.Info.Error)
+	}
+	return r
+}
+
+var click = Action{Type: Click}
+
+func fill(s string) Action { return Action{Type: Fill, Text: s} }
+
+// The scripted solvers of issue 16's acceptance tasks: test code only, each
+// reading the instruction and acting with BrowserGym actions.
+var miniwobSolvers = map[string]solver{
+	"click-test": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		return by(t, e, "#subbtn", click)
+	},
+	"click-button": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		return on(t, e, obs, "button", quoted(obs.Instruction)[0], click)
+	},
+	"click-link": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		return on(t, e, obs, "", quoted(obs.Instruction)[0], click)
+	},
+	"click-dialog": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		return by(t, e, "button.ui-dialog-titlebar-close", click)
+	},
+	"click-checkboxes": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		names := between(t, obs.Instruction, "Select ", " and click Submit.")
+		if names != "nothing" {
+			for _, n := range strings.Split(names, ", ") {
+				on(t, e, obs, "checkbox", n, click)
+			}
+		}
+		return on(t, e, obs, "button", "Submit", click)
+	},
+	"click-option": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		on(t, e, obs, "radio", between(t, obs.Instruction, "Select ", " and click Submit."), click)
+		return on(t, e, obs, "button", "Submit", click)
+	},
+	"focus-text": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		return by(t, e, "#tt", click)
+	},
+	"enter-text": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		by(t, e, "#tt", fill(quoted(obs.Instruction)[0]))
+		return by(t, e, "#subbtn", click)
+	},
+	"enter-password": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		pw := quoted(obs.Instruction)[0]
+		by(t, e, "#password", fill(pw))
+		by(t, e, "#verify", fill(pw))
+		return by(t, e, "#subbtn", click)
+	},
+	"login-user": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		q := quoted(obs.Instruction)
+		by(t, e, "#username", fill(q[0]))
+		by(t, e, "#password", fill(q[1]))
+		return by(t, e, "#subbtn", click)
+	},
+	"choose-list": func(t *testing.T, e *Env, obs *Observation) *StepResult {
+		item := between(t, obs.Instruction, "Select ", " from the list and click Submit.")
+		by(t, e, "#options", Action{Type: SelectOption, Options: []string{item}})
+		return on(t, e, obs, "button", "Submit", click)
+	},
+}
+
+// TestIntegrationMiniWoB drives the benchmark's own pages, served as
+// published, in real Chromium (issue 16's protocol test).
+func TestIntegrationMiniWoB(t *testing.T) {
+	testenv.Integration(t)
+	dir := miniwobDir(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := webenv.New(webenv.WithSuite(webenv.SuiteMiniWoB), webenv.WithMiniWoBDir(dir), webenv.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := &pageCounter{n: map[string]int{}}
+	ts := httptest.NewServer(pages.wrap(srv.Handler()))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := LaunchBrowser(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	e, err := New(ctx, b, ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+
+	t.Run("scripted solvers succeed", func(t *testing.T) {
+		for _, name := range []string{"click-test", "click-button", "click-link", "click-dialog", "click-checkboxes",
+			"click-option", "focus-text", "enter-text", "enter-password", "login-user", "choose-list"} {
+			t.Run(name, func(t *testing.T) {
+				for seed := int64(1); seed <= 3; seed++ {
+					task := TaskRef{Family: webenv.MiniWoBPrefix + name, Seed: seed}
+					obs := reset(t, e, task)
+					if obs.Instruction == "" || len(obs.Elements) == 0 {
+						t.Fatalf("seed %d: instruction %q, %d elements", seed, obs.Instruction, len(obs.Elements))
+					}
+					r := miniwobSolvers[name](t, e, obs)
+					i := r.Info
+					if !r.Done || i.Raw != 1 || !i.Success || i.TimedOut || i.Decayed <= 0 || i.Decayed > 1 || r.Reward != 1 {
+						t.Fatalf("seed %d %q: done %v reward %v info %+v", seed, obs.Instruction, r.Done, r.Reward, i)
+					}
+				}
+			})
+		}
+	})
+
+	t.Run("fill sets a date input as BrowserGym does", func(t *testing.T) {
+		obs := reset(t, e, TaskRef{Family: "miniwob/enter-date", Seed: 4})
+		var mm, dd, yyyy string
+		if _, err := fmt.Sscanf(between(t, obs.Instruction, "Enter ", " as the date and hit submit."), "%2s/%2s/%4s", &mm, &dd, &yyyy); err != nil {
+			t.Fatalf("instruction %q: %v", obs.Instruction, err)
+		}
+		by(t, e, "#tt", fill(yyyy+"-"+mm+"-"+dd))
+		if r := by(t, e, "#subbtn", click); !r.Done || r.Info.Raw != 1 || !r.Info.Success {
+			t.Fatalf("%q: %+v", obs.Instruction, r.Info)
+		}
+		reset(t, e, TaskRef{Family: "miniwob/enter-date", Seed: 4})
+		bid, err := e.QueryBID(context.Background(), "#tt", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := step(t, e, Action{Type: Fill, BID: bid, Text: "not a date"}.String()); !strings.Contains(r.Info.Error, "not a valid date value") {
+			t.Errorf("a bad date: %q", r.Info.Error)
+		}
+	})
+
+	t.Run("reset seeds the page and reuses it", func(t *testing.T) {
+		task := TaskRef{Family: "miniwob/login-user", Seed: 11}
+		path := webenv.MiniWoBPath(task.Family)
+		first := reset(t, e, task)
+		loads := pages.get(path)
+		again := reset(t, e, task)
+		other := reset(t, e, TaskRef{Family: task.Family, Seed: 12})
+		if again.Instruction != first.Instruction || other.Instruction == first.Instruction {
+			t.Errorf("seeding: %q, %q, %q", first.Instruction, again.Instruction, other.Instruction)
+		}
+		if n := pages.get(path); n != loads {
+			t.Errorf("the page was loaded %d times more for two resets, want 0 (core.js restarts in place)", n-loads)
+		}
+		if !strings.HasPrefix(first.Instruction, `Enter the username "`) {
+			t.Errorf("instruction %q is not the page's utterance", first.Instruction)
+		}
+	})
+
+	t.Run("noop until the task's time limit", func(t *testing.T) {
+		reset(t, e, TaskRef{Family: "miniwob/click-test", Seed: 5})
+		start := time.Now()
+		var r *StepResult
+		for range 20 { // the page's limit is 10 s; a noop waits 1 s
+			if r = step(t, e, Action{Type: Noop, WaitMS: 1000}.String()); r.Done {
+				break
+			}
+		}
+		took := time.Since(start)
+		if !r.Done || r.Info.Success || r.Info.Raw != -1 || !r.Info.TimedOut || r.Info.Reason != "timed out" || r.Reward != 0 {
+			t.Fatalf("after %s: done %v reward %v info %+v", took, r.Done, r.Reward, r.Info)
+		}
+		if took < 9*time.Second || took > 15*time.Second {
+			t.Errorf("the episode ended after %s, want about the page's 10 s", took)
+		}
+	})
+
+	t.Run("an unknown task is an error, not a hang", func(t *testing.T) {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := e.Reset(c, TaskRef{Family: "miniwob/no-such-task", Seed: 1})
+		if err == nil || !strings.Contains(err.Error(), `no MiniWoB++ task "no-such-task"`) {
+			t.Fatalf("reset: %v", err)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("the error took %s", took)
+		}
+		// The message is the user's: one line.
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("multi-line error %q", err)
+		}
+	})
+}
