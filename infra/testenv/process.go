@@ -66,3 +66,22 @@ func (p *Process) LogContains(t testing.TB, s string) bool {
 	}
 	return strings.Contains(string(b), s)
 }
+
+// Lines returns the lines of the process's log that hold any of subs.
+func (p *Process) Lines(t testing.TB, subs ...string) []string {
+	t.Helper()
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, s := range subs {
+			if strings.Contains(line, s) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return out
+}

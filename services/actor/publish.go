@@ -18,14 +18,27 @@ import (
 // short linger so the events of many executors share batches. Batches keep
 // franz-go's 1 MB bound: the actions, rewards and telemetry topics accept
 // no more (max.message.bytes).
+//
+// A broker outage: records are kept and retried (idempotently, so a retry
+// after a lost acknowledgement is not a duplicate) for up to
+// outageDeliveryBound; while 20,000 of them wait, Produce blocks and so do
+// the executors (back-pressure, nothing dropped). A record still not
+// acknowledged after the bound fails loudly: an error line per record, the
+// produce_errors metric, and its episode incomplete, which the joiner
+// dead-letters and the learner never trains on.
 func producerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(20000),
+		kgo.RecordDeliveryTimeout(outageDeliveryBound),
 	}
 }
+
+// outageDeliveryBound is how long an event may wait for the broker before
+// it is given up (see producerOpts).
+const outageDeliveryBound = 5 * time.Minute
 
 // publisher sends the actor's events. Produce is asynchronous: an executor
 // hands the event over and goes on; the client batches, retries and keeps

@@ -18,17 +18,25 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 )
 
-// run is the consume-transform-produce loop. pollCtx ends consuming;
-// txnCtx is only canceled when Stop's deadline passes.
-func (s *Service) run(pollCtx, txnCtx context.Context) {
-	defer close(s.done)
+// run is the consume-transform-produce loop of one session. pollCtx ends
+// consuming for good (Stop); sessCtx ends this session too (the stall
+// watchdog); txnCtx is only canceled when Stop's deadline passes. It
+// returns nil when stopping, a *sessionError when the session must be
+// rebuilt, and any other error when the member cannot go on.
+func (s *Service) run(pollCtx, sessCtx, txnCtx context.Context) error {
+	ended := func() error {
+		if pollCtx.Err() != nil {
+			return nil
+		}
+		return sessionErr(errStalled)
+	}
 	for {
-		fetches := s.sess.PollRecords(pollCtx, s.maxBatch)
-		if fetches.IsClientClosed() || pollCtx.Err() != nil {
+		fetches := s.sess.PollRecords(sessCtx, s.maxBatch)
+		if fetches.IsClientClosed() || sessCtx.Err() != nil {
 			// Records polled now are not processed and their offsets
 			// not committed: the group's next owner reads them.
 			s.sess.AllowRebalance()
-			return
+			return ended()
 		}
 		fetches.EachError(func(t string, p int32, err error) {
 			s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
@@ -43,45 +51,57 @@ func (s *Service) run(pollCtx, txnCtx context.Context) {
 			// clears that and rewinds to the committed offsets, so this
 			// batch is fetched again instead of joined, aborted, restored
 			// and joined again.
-			_, err := s.sess.End(txnCtx, kgo.TryAbort)
+			ctx, cancel := context.WithTimeout(txnCtx, s.endTimeout())
+			_, err := s.sess.End(ctx, kgo.TryAbort)
+			cancel()
 			s.sess.AllowRebalance()
 			if err != nil {
-				s.fail(fmt.Errorf("unable to reset the transaction session after a rebalance: %w", err))
-				return
+				return sessionErr(fmt.Errorf("unable to reset the transaction session after a rebalance: %w", err))
 			}
 			continue
 		}
-		err := s.transact(pollCtx, txnCtx, fetches)
+		err := s.transact(sessCtx, txnCtx, fetches)
 		s.sess.AllowRebalance()
 		switch {
 		case errors.Is(err, errStopping):
-			return
+			return ended()
 		case err != nil:
-			s.fail(err)
-			return
+			return err
 		}
 	}
 }
 
-// errStopping: Stop was called before the batch's transaction began; the
-// batch is left to the next owner.
+// endTimeout bounds the produce, flush and end of one transaction. franz-go
+// waits for them as long as its context allows, and after a broker outage
+// a session's End can wait for a heartbeat of a group it has left; the
+// broker aborts a transaction after txnTimeout anyway, so waiting longer
+// than that, plus a session timeout for the group to settle, gains nothing.
+func (s *Service) endTimeout() time.Duration {
+	return max(s.txnTimeout+s.sessionTimeout, 10*time.Second)
+}
+
+// errStopping: the session ended (Stop, or the stall watchdog) before the
+// batch's transaction began; the batch is left to the next owner.
 var errStopping = errors.New("stopping")
 
 // transact joins one polled batch inside one transaction. Restoring state
-// for the batch happens before the transaction and gives up when pollCtx
-// ends; the transaction itself only stops for txnCtx.
-func (s *Service) transact(pollCtx, ctx context.Context, fetches kgo.Fetches) error {
+// for the batch happens before the transaction and gives up when sessCtx
+// ends; the transaction itself only stops for txnCtx or its own bound.
+// Errors of the Kafka session are *sessionError; errors of the join are not.
+func (s *Service) transact(sessCtx, txnCtx context.Context, fetches kgo.Fetches) error {
 	t0 := time.Now()
-	machines, err := s.machinesFor(pollCtx, fetches)
+	machines, err := s.machinesFor(sessCtx, fetches)
 	if err != nil {
-		if pollCtx.Err() != nil {
+		if sessCtx.Err() != nil {
 			return errStopping
 		}
 		return err
 	}
 	if err := s.sess.Begin(); err != nil {
-		return fmt.Errorf("unable to begin a transaction: %w", err)
+		return sessionErr(fmt.Errorf("unable to begin a transaction: %w", err))
 	}
+	ctx, cancel := context.WithTimeout(txnCtx, s.endTimeout())
+	defer cancel()
 	var applyErr error
 	work := map[int32][]kgo.FetchTopicPartition{}
 	fetches.EachPartition(func(ftp kgo.FetchTopicPartition) {
@@ -134,23 +154,30 @@ func (s *Service) transact(pollCtx, ctx context.Context, fetches kgo.Fetches) er
 		wg.Wait()
 	}
 	t1 := time.Now()
+	var flushErr error
 	if err := s.sess.Client().Flush(ctx); err != nil {
-		applyErr = errors.Join(applyErr, fmt.Errorf("unable to flush the transaction: %w", err))
+		flushErr = fmt.Errorf("unable to flush the transaction: %w", err)
 	}
 	t2 := time.Now()
 	mu.Lock()
 	perr := produceErr
 	mu.Unlock()
 	try := kgo.TryCommit
-	if applyErr != nil || perr != nil {
+	if applyErr != nil || perr != nil || flushErr != nil {
 		try = kgo.TryAbort
 	}
 	committed, err := s.sess.End(ctx, try)
 	s.log.Debug("transaction", "records", fetches.NumRecords(), "committed", committed,
 		"join", t1.Sub(t0).Round(time.Millisecond), "flush", t2.Sub(t1).Round(time.Millisecond), "end", time.Since(t2).Round(time.Millisecond))
-	if err != nil {
+	if err != nil || flushErr != nil {
 		s.invalidate(machines)
-		return fmt.Errorf("unable to end the transaction: %w", err)
+		switch {
+		case applyErr != nil:
+			return applyErr
+		case err != nil:
+			return sessionErr(errors.Join(flushErr, fmt.Errorf("unable to end the transaction: %w", err)))
+		}
+		return sessionErr(flushErr)
 	}
 	if !committed {
 		// The offsets went back to the last commit; so must the state.
@@ -163,11 +190,15 @@ func (s *Service) transact(pollCtx, ctx context.Context, fetches kgo.Fetches) er
 		case applyErr != nil:
 			return applyErr
 		case perr != nil && !kafka.Retryable(perr):
-			return fmt.Errorf("unable to write the joiner's output: %w", perr)
+			// The producer itself failed (its id needs reloading, it was
+			// fenced by the broker's timeout abort): a new session.
+			return sessionErr(fmt.Errorf("unable to write the joiner's output: %w", perr))
 		}
 		s.log.Info("transaction aborted; the batch will be consumed again", "produce_err", perr)
 		return nil
 	}
+	s.lastProgress.Store(time.Now().UnixNano())
+	s.endOutage()
 	s.metrics.add(stats)
 	s.metrics.txns.WithLabelValues("committed").Inc()
 	if !s.loggedCommit.Swap(true) {
@@ -291,6 +322,13 @@ func (s *Service) machinesFor(ctx context.Context, fetches kgo.Fetches) (map[int
 // restore rebuilds the machines of partitions from the changelog.
 func (s *Service) restore(ctx context.Context, ps []int32) (map[int32]*Machine, error) {
 	t0 := time.Now()
+	// A restore may wait a transaction timeout for the changelog's end;
+	// the stall watchdog leaves it alone meanwhile.
+	s.restoring.Store(true)
+	defer func() {
+		s.lastProgress.Store(time.Now().UnixNano())
+		s.restoring.Store(false)
+	}()
 	machines := map[int32]*Machine{}
 	for _, p := range ps {
 		m, err := NewMachine(p, s.set)

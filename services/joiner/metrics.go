@@ -23,6 +23,7 @@ type metrics struct {
 	txns         *prometheus.CounterVec
 	restored     prometheus.Counter
 	restores     prometheus.Counter
+	sessions     prometheus.Counter
 	pending      prometheus.Gauge
 	openEpisodes prometheus.Gauge
 	partitions   prometheus.Gauge
@@ -51,6 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		txns:         cv("transactions_total", "Transactions ended, by result.", "result"),
 		restored:     c("restored_events_total", "Undecided events restored from the changelog."),
 		restores:     c("partition_restores_total", "Partitions whose join state was rebuilt from the changelog."),
+		sessions:     c("session_rebuilds_total", "Kafka sessions lost (broker outage, stall) and built anew."),
 		pending:      g("pending_events", "Accepted events whose fate is not decided yet."),
 		openEpisodes: g("open_episodes", "Episodes held in join state."),
 		partitions:   g("assigned_partitions", "Input partitions this member joins."),

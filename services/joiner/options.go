@@ -42,3 +42,9 @@ func WithSessionTimeout(d time.Duration) Option { return func(sv *Service) { sv.
 func WithTransactionTimeout(d time.Duration) Option {
 	return func(sv *Service) { sv.txnTimeout = d }
 }
+
+// WithStallTimeout sets how long the member may go without committing while
+// its input has records waiting before it ends its Kafka session and builds
+// a new one (default 60s; 0 turns the watchdog off). It catches sessions
+// that franz-go keeps retrying after a broker loss without progress.
+func WithStallTimeout(d time.Duration) Option { return func(sv *Service) { sv.stallTimeout = d } }

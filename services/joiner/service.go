@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -53,6 +54,7 @@ type Service struct {
 
 	sessionTimeout time.Duration
 	txnTimeout     time.Duration
+	stallTimeout   time.Duration
 
 	kinds     map[string]Kind
 	changelog string
@@ -61,7 +63,10 @@ type Service struct {
 	dlqTopic  string
 	metrics   *metrics
 
+	// sess is the current session; only the supervisor goroutine (and
+	// the loop it runs) touches it. See session.go.
 	sess      *kgo.GroupTransactSession
+	admin     *kgo.Client // lag checks of the stall watchdog
 	stopPoll  context.CancelFunc
 	cancelTxn context.CancelFunc
 	done      chan struct{}
@@ -72,6 +77,10 @@ type Service struct {
 	// rebalanced is set when partitions were revoked or lost since the
 	// last transaction ended (see run).
 	rebalanced atomic.Bool
+	// lastProgress: unix nanoseconds of the last commit or restore (the
+	// stall watchdog's clock); restoring is set during a restore.
+	lastProgress atomic.Int64
+	restoring    atomic.Bool
 
 	mu sync.Mutex
 	// parts holds the machine of every assigned partition number; nil
@@ -80,6 +89,10 @@ type Service struct {
 	committed Stats
 	txns      [2]int64 // committed, aborted
 	loopErr   error
+	// outageSince is when the current session was lost (zero when none
+	// is); outageErr says why. The next commit ends the outage.
+	outageSince time.Time
+	outageErr   error
 }
 
 // New builds a joiner member. The catalog names its topics; cfg supplies the
@@ -97,6 +110,7 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		maxBatch:       10000,
 		sessionTimeout: 10 * time.Second,
 		txnTimeout:     15 * time.Second,
+		stallTimeout:   60 * time.Second,
 		parts:          map[int32]*Machine{},
 		done:           make(chan struct{}),
 		failed:         make(chan error, 1),
@@ -130,38 +144,23 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.checkTopics(ctx); err != nil {
 		return err
 	}
-	base, err := kafka.Opts(s.cfg, s.factory.Seeds(), s.cfg.InstanceID+"/joiner", s.log)
+	admin, err := s.factory.NewClient("joiner-watchdog")
 	if err != nil {
 		return err
 	}
-	inputs := slices.Sorted(maps.Keys(s.kinds))
-	sess, err := kgo.NewGroupTransactSession(append(base,
-		kgo.ConsumerGroup(s.group),
-		kgo.ConsumeTopics(inputs...),
-		// Range gives every member the same partition numbers of each
-		// input topic (same partition count, same subscription): the
-		// co-partitioning the join relies on. assigned() checks it.
-		kgo.Balancers(kgo.RangeBalancer()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.TransactionalID(s.group+"/"+s.instance),
-		kgo.TransactionTimeout(s.txnTimeout),
-		kgo.SessionTimeout(s.sessionTimeout),
-		kgo.HeartbeatInterval(max(s.sessionTimeout/10, 100*time.Millisecond)),
-		kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsAssigned(s.assigned),
-		kgo.OnPartitionsRevoked(s.revoked),
-		kgo.OnPartitionsLost(s.revoked),
-		kgo.RecordPartitioner(partitioner{changelog: s.changelog, keyed: kgo.StickyKeyPartitioner(nil)}),
-	)...)
+	fenceCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sess, err := s.newSession(fenceCtx)
 	if err != nil {
-		return fmt.Errorf("unable to create the joiner's Kafka client: %w", err)
+		admin.Close()
+		return err
 	}
-	s.sess = sess
+	s.admin = admin
 	pollCtx, stopPoll := context.WithCancel(context.WithoutCancel(ctx))
 	txnCtx, cancelTxn := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopPoll, s.cancelTxn = stopPoll, cancelTxn
-	go s.run(pollCtx, txnCtx)
-	s.log.Info("joiner started", "inputs", inputs, "window", s.set.Window, "max_staleness", s.set.MaxStaleness, "settings", s.set.Fingerprint())
+	go s.supervise(pollCtx, txnCtx, sess)
+	s.log.Info("joiner started", "inputs", slices.Sorted(maps.Keys(s.kinds)), "window", s.set.Window, "max_staleness", s.set.MaxStaleness, "settings", s.set.Fingerprint())
 	return nil
 }
 
@@ -199,7 +198,7 @@ func (s *Service) checkTopics(ctx context.Context) error {
 // Stop stops consuming, lets the transaction in flight finish under ctx's
 // deadline and leaves the group.
 func (s *Service) Stop(ctx context.Context) error {
-	if s.sess == nil {
+	if s.stopPoll == nil {
 		return nil
 	}
 	s.stopPoll()
@@ -213,8 +212,9 @@ func (s *Service) Stop(ctx context.Context) error {
 		<-s.done
 		err = fmt.Errorf("unable to finish the joiner's transaction in time: %w", ctx.Err())
 	}
-	s.sess.Close()
+	// The supervisor closed the session on its way out.
 	s.cancelTxn()
+	s.admin.Close()
 	c, a := s.Transactions()
 	s.log.Info("joiner stopped", "transactions_committed", c, "transactions_aborted", a)
 	return err
@@ -225,7 +225,9 @@ func (s *Service) Stop(ctx context.Context) error {
 // rejects for good, a broken changelog).
 func (s *Service) Failed() <-chan error { return s.failed }
 
-// Healthy implements app.HealthChecker.
+// Healthy implements app.HealthChecker. While the member rebuilds a lost
+// session (a broker outage) it is degraded, not unhealthy: it recovers by
+// itself, and a restart would only add a second restore.
 func (s *Service) Healthy(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,7 +238,33 @@ func (s *Service) Healthy(context.Context) error {
 	case <-s.done:
 		return errors.New("the joiner stopped consuming")
 	default:
-		return nil
+	}
+	if !s.outageSince.IsZero() {
+		return app.Degraded(fmt.Errorf("the joiner's Kafka session was lost %s ago and is being rebuilt: %w",
+			time.Since(s.outageSince).Round(time.Second), s.outageErr))
+	}
+	return nil
+}
+
+// outage records that the session was lost (the first loss of an outage
+// sets its start).
+func (s *Service) outage(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.outageSince.IsZero() {
+		s.outageSince = time.Now()
+	}
+	s.outageErr = err
+}
+
+// endOutage: a transaction committed; an outage in progress is over.
+func (s *Service) endOutage() {
+	s.mu.Lock()
+	since := s.outageSince
+	s.outageSince, s.outageErr = time.Time{}, nil
+	s.mu.Unlock()
+	if !since.IsZero() {
+		s.log.Info("joiner committing again after its session was lost", "outage", time.Since(since).Round(100*time.Millisecond))
 	}
 }
 

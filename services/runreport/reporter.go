@@ -189,6 +189,11 @@ func (r *Reporter) progress(ctx context.Context) {
 	r.mu.Unlock()
 	line := fmt.Sprintf("[%s] episodes %d (%.2f/s) | %s | policy v%d | lag %s",
 		elapsed.Round(time.Second), n, float64(n)/max(elapsed.Seconds(), 1), strings.Join(parts, " | "), version, r.lag(ctx))
+	// A broker outage says so on the line: the counts above stand still
+	// until it ends, and the next line without this part is its end.
+	if down := kafka.Reach.Down(3 * time.Second); down != "" {
+		line += " | OUTAGE: " + down
+	}
 	fmt.Fprintln(r.o.out, line)
 }
 

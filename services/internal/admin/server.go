@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 )
 
 // HealthFunc reports nil when the process is healthy.
@@ -102,7 +104,13 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	w.Header().Set("Content-Type", "application/json")
 	body := healthBody{Status: "ok"}
-	if err := s.health(ctx); err != nil {
+	switch err := s.health(ctx); {
+	case err == nil:
+	case app.IsDegraded(err):
+		// Still serving and recovering by itself: a probe must not
+		// restart it, so the status code stays 200.
+		body = healthBody{Status: "degraded", Error: err.Error()}
+	default:
 		body = healthBody{Status: "unhealthy", Error: err.Error()}
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -42,6 +44,12 @@ func TestServerEndpoints(t *testing.T) {
 	healthErr = errors.New("joiner: broker unreachable")
 	if code, body := get(t, base+"/healthz"); code != 503 || !strings.Contains(body, "broker unreachable") {
 		t.Fatalf("unhealthy healthz = %d %s", code, body)
+	}
+	// A degradation the process rides out: still 200, so no probe
+	// restarts it, but the reason is there.
+	healthErr = app.Degraded(errors.New("Kafka broker 127.0.0.1:19092 unreachable for 12s"))
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, `"degraded"`) || !strings.Contains(body, "unreachable for 12s") {
+		t.Fatalf("degraded healthz = %d %s", code, body)
 	}
 	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "asyncwebrl_test_events_total 3") || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("metrics = %d %.200s", code, body)

@@ -80,7 +80,7 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	reg := admin.NewRegistry()
 	d := deps{cfg: cfg, log: log, metrics: reg, kafka: factory, catalog: catalog}
 	runner := app.NewRunner(log)
-	services := []app.Service{admin.New(cfg.AdminAddr, reg, runner.Healthy, log.With("service", "admin"))}
+	services := []app.Service{admin.New(cfg.AdminAddr, reg, healthWithBrokers(runner.Healthy), log.With("service", "admin"))}
 	for _, name := range cfg.Targets {
 		svc, err := constructors[name](d)
 		if err != nil {
@@ -134,6 +134,26 @@ func shutdown(runner *app.Runner, timeout time.Duration, log *slog.Logger) error
 	case <-ctx.Done():
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		return fmt.Errorf("unable to stop within %s: goroutine stacks dumped above", timeout)
+	}
+}
+
+// brokerGrace: a broker is reported down after this long without an answer,
+// so a connection that is merely re-dialled is not an outage.
+const brokerGrace = 3 * time.Second
+
+// healthWithBrokers adds the process's broker reachability to the services'
+// health: while a broker is away the process is degraded (it reconnects by
+// itself), not unhealthy, unless a service says it is.
+func healthWithBrokers(services admin.HealthFunc) admin.HealthFunc {
+	return func(ctx context.Context) error {
+		err := services(ctx)
+		if err != nil && !app.IsDegraded(err) {
+			return err
+		}
+		if down := kafka.Reach.Down(brokerGrace); down != "" {
+			return app.Degraded(errors.Join(errors.New(down), err))
+		}
+		return err
 	}
 }
 

@@ -39,6 +39,9 @@ func Opts(c *config.Config, seeds []string, clientID string, log *slog.Logger) (
 		// whole transaction stalled for 5s (bench joiner: 7s runs instead of
 		// 1.5s). Refreshes still happen only on errors.
 		kgo.MetadataMinAge(250 * time.Millisecond),
+		// Every client reports whether its brokers answer: /healthz and the
+		// progress line show a broker outage as one.
+		kgo.WithHooks(Reach),
 	}
 	sec := c.Kafka
 	switch sec.SASLMechanism {

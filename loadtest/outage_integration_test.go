@@ -1,0 +1,457 @@
+package loadtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// TestIntegrationBrokerRestart is the broker-outage acceptance test: the
+// joiner and the recorder run as processes of their own on synthetic
+// traffic while the broker is killed with SIGKILL and, 20 s later, started
+// again on the same data. The joiner must commit again soon after the
+// broker's return, the verifier must find every transition exactly once,
+// every ClickHouse table must hold exactly the committed records of its
+// topic (nothing aborted, nothing missing), and both processes must stop
+// cleanly.
+func TestIntegrationBrokerRestart(t *testing.T) {
+	broker := testenv.PrivateBroker(t)
+	db, conn := analyticstest.Database(t)
+	seeds := []string{broker.Addr}
+	prefix := testenv.Unique(t, "out") + "."
+
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	}
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(4))
+	admin, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// A hang guard, not an assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, admin, cat); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	common := []string{"-brokers=" + broker.Addr, "-topic-prefix=" + prefix,
+		"-log-level=info", "-stop-timeout=60s", "-apply-topics=false", "-topic-partitions=4",
+		"-clickhouse-addr=" + testenv.ClickHouseAddr(t), "-clickhouse-database=" + db}
+	joinerAdmin := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	jn := testenv.Start(t, bin, dir, "joiner", append([]string{"-target=joiner", "-instance-id=joiner", "-admin-addr=" + joinerAdmin}, common...)...)
+	rec := testenv.Start(t, bin, dir, "recorder", append([]string{"-target=recorder", "-instance-id=recorder", "-admin-addr=127.0.0.1:0"}, common...)...)
+
+	// The load: about 60 s of traffic, so the outage falls in its middle
+	// and the producer must ride it out as the actors do.
+	load := loadtest.DefaultConfig(60000)
+	load.Rate = 1000
+	var sent atomic.Int64
+	load.Progress = func(s, _ int) { sent.Store(int64(s)) }
+	prod, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	type genResult struct {
+		exp *loadtest.Expected
+		err error
+	}
+	genDone := make(chan genResult, 1)
+	go func() {
+		exp, err := loadtest.Generate(ctx, prod, cat, load)
+		genDone <- genResult{exp, err}
+	}()
+
+	adm := kadm.NewClient(admin)
+	group := prefix + "joiner"
+	inputs := []string{cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)}
+	// The joiner must have committed before the broker goes: the outage
+	// hits a member in the middle of its work.
+	for committedSum(ctx, t, adm, group, inputs) == 0 || sent.Load() < 15000 {
+		sleep(ctx, t, 200*time.Millisecond)
+	}
+	broker.Kill(t)
+	// The outage shows in /healthz as a degradation (200, not a restart).
+	degraded := ""
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+		if status, body := health(t, joinerAdmin); status == "degraded" && degraded == "" {
+			degraded = body
+		}
+		sleep(ctx, t, 500*time.Millisecond)
+	}
+	if degraded == "" {
+		t.Error("the joiner's /healthz never said degraded while the broker was away")
+	}
+	t.Logf("/healthz during the outage: %s", degraded)
+	broker.Start(t)
+	back := time.Now()
+	before := committedSum(ctx, t, adm, group, inputs)
+	for committedSum(ctx, t, adm, group, inputs) <= before {
+		sleep(ctx, t, 500*time.Millisecond)
+	}
+	recovered := time.Since(back)
+	t.Logf("the joiner committed again %s after the broker's return", recovered.Round(100*time.Millisecond))
+	if recovered > 60*time.Second {
+		t.Errorf("the joiner committed again only %s after the broker came back; want within 60s", recovered)
+	}
+
+	for {
+		status, body := health(t, joinerAdmin)
+		if status == "ok" {
+			break
+		}
+		t.Logf("/healthz after the broker's return: %s", body)
+		sleep(ctx, t, 2*time.Second)
+	}
+	for _, line := range jn.Lines(t, "joiner session", "committing again", "join state restored") {
+		t.Log(line)
+	}
+
+	gen := <-genDone
+	if gen.err != nil {
+		t.Fatal(gen.err)
+	}
+	exp := gen.exp
+	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("verifier: %s", rep)
+	if !rep.OK() {
+		t.Fatalf("the joiner lost, duplicated or misjoined data across the outage: %s", rep)
+	}
+
+	// Every table equals the committed records of its topic once the
+	// recorder has caught up.
+	want := committedEvents(ctx, t, newClient, cat)
+	var got map[string]map[string]bool
+	for {
+		got = recordedEvents(ctx, t, conn, db, cat)
+		if equalSets(want, got) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			for _, topic := range slices.Sorted(maps.Keys(want)) {
+				t.Logf("%s: %d committed events, %d in ClickHouse, %d missing, %d extra", topic,
+					len(want[topic]), len(got[topic]), len(minus(want[topic], got[topic])), len(minus(got[topic], want[topic])))
+			}
+			t.Fatal("ClickHouse does not hold exactly the committed records of each topic")
+		case <-time.After(time.Second):
+		}
+	}
+	for _, topic := range slices.Sorted(maps.Keys(want)) {
+		t.Logf("%s: %d committed events = %d in ClickHouse", topic, len(want[topic]), len(got[topic]))
+	}
+
+	for _, p := range []*testenv.Process{jn, rec} {
+		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done
+		if p.Err != nil {
+			t.Errorf("%s did not stop cleanly: %v", p.Log, p.Err)
+		}
+	}
+}
+
+// TestIntegrationJoinerBrokerLoss: on a three-broker cluster (replication
+// 3, min.insync.replicas 2), the broker that leads the most partitions is
+// killed with SIGKILL while the joiner works, and stays down. The cluster
+// fails over; the joiner must go on and the verifier find every transition
+// exactly once.
+func TestIntegrationJoinerBrokerLoss(t *testing.T) {
+	cluster := testenv.PrivateCluster(t, 3)
+	seeds := cluster.Addrs
+	prefix := testenv.Unique(t, "loss") + "."
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	}
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(4), topics.WithReplication(3))
+	admin, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	if _, err := topics.Apply(ctx, admin, cat); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	jn := testenv.Start(t, bin, dir, "joiner", "-target=joiner", "-instance-id=joiner", "-brokers="+strings.Join(seeds, ","),
+		"-topic-prefix="+prefix, "-topic-partitions=4", "-topic-replication=3", "-apply-topics=false",
+		"-admin-addr=127.0.0.1:0", "-log-level=info", "-stop-timeout=60s")
+
+	load := loadtest.DefaultConfig(60000)
+	load.Rate = 1000
+	var sent atomic.Int64
+	load.Progress = func(s, _ int) { sent.Store(int64(s)) }
+	prod, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	type genResult struct {
+		exp *loadtest.Expected
+		err error
+	}
+	genDone := make(chan genResult, 1)
+	go func() {
+		exp, err := loadtest.Generate(ctx, prod, cat, load)
+		genDone <- genResult{exp, err}
+	}()
+
+	adm := kadm.NewClient(admin)
+	group := prefix + "joiner"
+	inputs := []string{cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)}
+	for committedSum(ctx, t, adm, group, inputs) == 0 || sent.Load() < 15000 {
+		sleep(ctx, t, 200*time.Millisecond)
+	}
+	victim := busiestLeader(ctx, t, adm)
+	cluster.KillNode(t, int(victim))
+	lost := time.Now()
+	before := committedSum(ctx, t, adm, group, inputs)
+	for committedSum(ctx, t, adm, group, inputs) <= before {
+		sleep(ctx, t, 500*time.Millisecond)
+	}
+	t.Logf("the joiner committed again %s after broker %d died", time.Since(lost).Round(100*time.Millisecond), victim)
+
+	gen := <-genDone
+	if gen.err != nil {
+		t.Fatal(gen.err)
+	}
+	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := loadtest.Verify(ctx, newClient, cat, gen.exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("verifier: %s", rep)
+	for _, line := range jn.Lines(t, "joiner session", "committing again", "join state restored") {
+		t.Log(line)
+	}
+	if !rep.OK() {
+		t.Fatalf("the joiner lost, duplicated or misjoined data when a broker died: %s", rep)
+	}
+	if err := jn.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-jn.Done
+	if jn.Err != nil {
+		t.Errorf("the joiner did not stop cleanly: %v", jn.Err)
+	}
+}
+
+// busiestLeader is the node id of the broker that leads the most partitions
+// (the internal topics' included: the group and transaction coordinators
+// move with their partition's leader).
+func busiestLeader(ctx context.Context, t *testing.T, adm *kadm.Client) int32 {
+	t.Helper()
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := map[int32]int{}
+	for _, td := range md.Topics {
+		for _, pd := range td.Partitions {
+			led[pd.Leader]++
+		}
+	}
+	var best int32 = -1
+	for id, n := range led {
+		if best < 0 || n > led[best] || n == led[best] && id < best {
+			best = id
+		}
+	}
+	t.Logf("partitions led per broker: %v; killing broker %d", led, best)
+	return best
+}
+
+// committedSum is the joiner group's committed offsets over its inputs,
+// summed: it grows with every committed transaction.
+func committedSum(ctx context.Context, t *testing.T, adm *kadm.Client, group string, inputs []string) int64 {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	offs, err := adm.FetchOffsetsForTopics(c, group, inputs...)
+	if err != nil {
+		return 0 // the broker is away or the group not there yet
+	}
+	var sum int64
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At > 0 {
+			sum += o.At
+		}
+	})
+	return sum
+}
+
+// decoders read the event id of every recorded topic's messages.
+var decoders = map[string]func([]byte) (string, error){
+	topics.Tasks:       envelopeID(eventspb.DecodeTask),
+	topics.Obs:         envelopeID(eventspb.DecodeObservation),
+	topics.Actions:     envelopeID(eventspb.DecodeAction),
+	topics.Rewards:     envelopeID(eventspb.DecodeReward),
+	topics.Telemetry:   envelopeID(eventspb.DecodeTelemetry),
+	topics.Transitions: envelopeID(eventspb.DecodeTransition),
+	topics.Episodes:    envelopeID(eventspb.DecodeEpisode),
+	topics.Weights:     envelopeID(eventspb.DecodeWeights),
+	topics.DLQ:         envelopeID(eventspb.DecodeDeadLetter),
+}
+
+func envelopeID[M interface{ GetEnvelope() *eventspb.Envelope }](dec func([]byte) (M, error)) func([]byte) (string, error) {
+	return func(b []byte) (string, error) {
+		m, err := dec(b)
+		if err != nil {
+			return "", err
+		}
+		return m.GetEnvelope().GetEventId(), nil
+	}
+}
+
+// committedEvents reads every recorded topic read_committed and returns the
+// event ids of its decodable records by catalog topic, and the undecodable
+// records as "bad:<partition>@<offset>" (what bad_records keeps).
+func committedEvents(ctx context.Context, t *testing.T, newClient joiner.ClientFunc, cat *topics.Catalog) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	for topic := range analytics.EventTables {
+		ids := map[string]bool{}
+		spec, err := cat.Spec(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := make([]int32, spec.Partitions)
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		if err := joiner.ReadCommitted(ctx, newClient, cat.Name(topic), ps, func(r *kgo.Record) error {
+			id, err := decoders[topic](r.Value)
+			if err != nil || id == "" {
+				id = fmt.Sprintf("bad:%d@%d", r.Partition, r.Offset)
+			}
+			ids[id] = true
+			return nil
+		}); err != nil {
+			t.Fatalf("unable to read %s: %v", topic, err)
+		}
+		out[topic] = ids
+	}
+	return out
+}
+
+// recordedEvents is the same view of ClickHouse: each raw table's event
+// ids, and the topic's bad_records rows.
+func recordedEvents(ctx context.Context, t *testing.T, conn driver.Conn, db string, cat *topics.Catalog) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	query := func(q string, args ...any) []string {
+		rows, err := conn.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("unable to query ClickHouse: %v", err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	for topic, table := range analytics.EventTables {
+		ids := map[string]bool{}
+		for _, id := range query("SELECT DISTINCT event_id FROM " + db + "." + table) {
+			ids[id] = true
+		}
+		for _, id := range query("SELECT DISTINCT concat('bad:', toString(partition), '@', toString(offset)) FROM "+db+".bad_records WHERE topic = ?", cat.Name(topic)) {
+			ids[id] = true
+		}
+		out[topic] = ids
+	}
+	return out
+}
+
+func equalSets(a, b map[string]map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, s := range a {
+		if !maps.Equal(s, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+func minus(a, b map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// health is the status of the process's /healthz at addr ("" when it does
+// not answer) and its body.
+func health(t *testing.T, addr string) (string, string) {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return "", err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var h struct{ Status string }
+	_ = json.Unmarshal(b, &h)
+	return h.Status, strings.TrimSpace(string(b))
+}
+
+func sleep(ctx context.Context, t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+		t.Fatalf("timed out: %v", ctx.Err())
+	case <-time.After(d):
+	}
+}
