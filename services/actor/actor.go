@@ -50,11 +50,14 @@ type Service struct {
 	bgWG      sync.WaitGroup
 	stopOnce  sync.Once
 	stopErr   error
+	quietOnce sync.Once // StopProducing's work, run by it or by Stop
+	quietErr  error
 }
 
 var (
 	_ app.Service       = (*Service)(nil)
 	_ app.HealthChecker = (*Service)(nil)
+	_ app.Producer      = (*Service)(nil)
 )
 
 // New builds an actor; Start launches its browsers and executors.
@@ -251,15 +254,26 @@ func (s *Service) goBG(fn func()) {
 	}()
 }
 
-// Stop implements app.Service: the executors stop (an episode in progress
-// is recorded as aborted), the last telemetry goes out, every Chromium
-// process is killed, and the events are flushed under ctx's deadline.
+// StopProducing implements app.Producer: the executors stop (an episode in
+// progress is recorded as aborted), no task is taken any more (those taken
+// are committed), the last telemetry goes out and every event is flushed
+// under ctx's deadline. The browsers and the inference server stay until
+// Stop. It runs once; a later call returns the first one's error.
+func (s *Service) StopProducing(ctx context.Context) error {
+	s.quietOnce.Do(func() { s.quietErr = s.quiesce(ctx) })
+	return s.quietErr
+}
+
+// Stop implements app.Service: StopProducing's work (unless it ran), then
+// every Chromium process is killed and the clients and the inference server
+// close.
 func (s *Service) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() { s.stopErr = s.teardown(ctx) })
 	return s.stopErr
 }
 
-func (s *Service) teardown(ctx context.Context) error {
+// quiesce ends everything that produces and flushes the producer.
+func (s *Service) quiesce(ctx context.Context) error {
 	var errs []error
 	if s.cancel != nil {
 		s.cancel()
@@ -277,6 +291,25 @@ func (s *Service) teardown(ctx context.Context) error {
 		s.weightsCl.Close()
 	}
 	waitFor(ctx, &s.bgWG)
+	if s.pub != nil && len(s.execs) > 0 && s.cancel != nil {
+		s.sendTelemetry()
+	}
+	if s.producer != nil {
+		if err := s.pub.flush(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) teardown(ctx context.Context) error {
+	var errs []error
+	// StopProducing's error was its caller's to report; Stop reports it
+	// only when it did that work itself.
+	s.quietOnce.Do(func() {
+		s.quietErr = s.quiesce(ctx)
+		errs = append(errs, s.quietErr)
+	})
 	for _, x := range s.execs {
 		if x != nil {
 			x.close()
@@ -285,13 +318,7 @@ func (s *Service) teardown(ctx context.Context) error {
 	if s.pool != nil {
 		s.pool.close()
 	}
-	if s.pub != nil && len(s.execs) > 0 && s.cancel != nil {
-		s.sendTelemetry()
-	}
 	if s.producer != nil {
-		if err := s.pub.flush(ctx); err != nil {
-			errs = append(errs, err)
-		}
 		s.pubCancel()
 		s.producer.Close()
 	}

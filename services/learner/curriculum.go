@@ -107,12 +107,13 @@ type curriculum struct {
 	demosIssued int
 	issued      int
 
-	producer *kgo.Client
-	consumer *kgo.Client
-	tasks    string
-	instance string
-	cancel   context.CancelFunc
-	done     chan struct{}
+	producer  *kgo.Client
+	consumer  *kgo.Client
+	tasks     string
+	instance  string
+	cancel    context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
@@ -181,6 +182,9 @@ func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.C
 	return nil
 }
 
+// stop stops publishing and following episodes. It may be called again (the
+// learner's StopProducing, then its Stop): a call after one that finished
+// does nothing.
 func (cu *curriculum) stop(ctx context.Context) error {
 	if cu.cancel == nil {
 		return nil
@@ -191,7 +195,7 @@ func (cu *curriculum) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("unable to stop the curriculum in time: %w", ctx.Err())
 	}
-	cu.consumer.Close()
+	cu.closeOnce.Do(cu.consumer.Close)
 	return nil
 }
 

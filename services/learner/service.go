@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
@@ -61,6 +62,12 @@ type Service struct {
 	statsMu sync.Mutex
 	last    stepStats
 }
+
+var (
+	_ app.Service  = (*Service)(nil)
+	_ app.Failer   = (*Service)(nil)
+	_ app.Producer = (*Service)(nil)
+)
 
 // New builds a learner; Start connects and begins training.
 func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Option) (*Service, error) {
@@ -243,6 +250,16 @@ func (s *Service) adopt(onnx []byte, version uint64) error {
 	s.arch, s.params = m.Arch, m.Params
 	s.version.Store(version)
 	return nil
+}
+
+// StopProducing implements app.Producer: the curriculum stops publishing
+// tasks, so the actors' input ends. The learner keeps consuming, training and
+// publishing weights until Stop.
+func (s *Service) StopProducing(ctx context.Context) error {
+	if s.cur == nil {
+		return nil
+	}
+	return s.cur.stop(ctx)
 }
 
 // Stop implements app.Service: consuming stops first, then the torch
