@@ -5,25 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
-	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -150,26 +144,21 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 	}
 
 	// Every table equals the committed records of its topic once the
-	// recorder has caught up.
-	want := committedEvents(ctx, t, newClient, cat)
-	var got map[string]map[string]bool
+	// recorder has caught up, and holds nothing aborted.
 	for {
-		got = recordedEvents(ctx, t, conn, db, cat)
-		if equalSets(want, got) {
+		audit, err := loadtest.AuditRecorder(ctx, newClient, cat, conn, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if audit.OK() {
+			t.Logf("recorder audit:\n%s", audit)
 			break
 		}
 		select {
 		case <-ctx.Done():
-			for _, topic := range slices.Sorted(maps.Keys(want)) {
-				t.Logf("%s: %d committed events, %d in ClickHouse, %d missing, %d extra", topic,
-					len(want[topic]), len(got[topic]), len(minus(want[topic], got[topic])), len(minus(got[topic], want[topic])))
-			}
-			t.Fatal("ClickHouse does not hold exactly the committed records of each topic")
-		case <-time.After(time.Second):
+			t.Fatalf("ClickHouse does not hold exactly the committed records of each topic:\n%s", audit)
+		case <-time.After(2 * time.Second):
 		}
-	}
-	for _, topic := range slices.Sorted(maps.Keys(want)) {
-		t.Logf("%s: %d committed events = %d in ClickHouse", topic, len(want[topic]), len(got[topic]))
 	}
 
 	for _, p := range []*testenv.Process{jn, rec} {
@@ -316,119 +305,6 @@ func committedSum(ctx context.Context, t *testing.T, adm *kadm.Client, group str
 		}
 	})
 	return sum
-}
-
-// decoders read the event id of every recorded topic's messages.
-var decoders = map[string]func([]byte) (string, error){
-	topics.Tasks:       envelopeID(eventspb.DecodeTask),
-	topics.Obs:         envelopeID(eventspb.DecodeObservation),
-	topics.Actions:     envelopeID(eventspb.DecodeAction),
-	topics.Rewards:     envelopeID(eventspb.DecodeReward),
-	topics.Telemetry:   envelopeID(eventspb.DecodeTelemetry),
-	topics.Transitions: envelopeID(eventspb.DecodeTransition),
-	topics.Episodes:    envelopeID(eventspb.DecodeEpisode),
-	topics.Weights:     envelopeID(eventspb.DecodeWeights),
-	topics.DLQ:         envelopeID(eventspb.DecodeDeadLetter),
-}
-
-func envelopeID[M interface{ GetEnvelope() *eventspb.Envelope }](dec func([]byte) (M, error)) func([]byte) (string, error) {
-	return func(b []byte) (string, error) {
-		m, err := dec(b)
-		if err != nil {
-			return "", err
-		}
-		return m.GetEnvelope().GetEventId(), nil
-	}
-}
-
-// committedEvents reads every recorded topic read_committed and returns the
-// event ids of its decodable records by catalog topic, and the undecodable
-// records as "bad:<partition>@<offset>" (what bad_records keeps).
-func committedEvents(ctx context.Context, t *testing.T, newClient joiner.ClientFunc, cat *topics.Catalog) map[string]map[string]bool {
-	t.Helper()
-	out := map[string]map[string]bool{}
-	for topic := range analytics.EventTables {
-		ids := map[string]bool{}
-		spec, err := cat.Spec(topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps := make([]int32, spec.Partitions)
-		for i := range ps {
-			ps[i] = int32(i)
-		}
-		if err := joiner.ReadCommitted(ctx, newClient, cat.Name(topic), ps, func(r *kgo.Record) error {
-			id, err := decoders[topic](r.Value)
-			if err != nil || id == "" {
-				id = fmt.Sprintf("bad:%d@%d", r.Partition, r.Offset)
-			}
-			ids[id] = true
-			return nil
-		}); err != nil {
-			t.Fatalf("unable to read %s: %v", topic, err)
-		}
-		out[topic] = ids
-	}
-	return out
-}
-
-// recordedEvents is the same view of ClickHouse: each raw table's event
-// ids, and the topic's bad_records rows.
-func recordedEvents(ctx context.Context, t *testing.T, conn driver.Conn, db string, cat *topics.Catalog) map[string]map[string]bool {
-	t.Helper()
-	out := map[string]map[string]bool{}
-	query := func(q string, args ...any) []string {
-		rows, err := conn.Query(ctx, q, args...)
-		if err != nil {
-			t.Fatalf("unable to query ClickHouse: %v", err)
-		}
-		defer rows.Close()
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
-	for topic, table := range analytics.EventTables {
-		ids := map[string]bool{}
-		for _, id := range query("SELECT DISTINCT event_id FROM " + db + "." + table) {
-			ids[id] = true
-		}
-		for _, id := range query("SELECT DISTINCT concat('bad:', toString(partition), '@', toString(offset)) FROM "+db+".bad_records WHERE topic = ?", cat.Name(topic)) {
-			ids[id] = true
-		}
-		out[topic] = ids
-	}
-	return out
-}
-
-func equalSets(a, b map[string]map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, s := range a {
-		if !maps.Equal(s, b[k]) {
-			return false
-		}
-	}
-	return true
-}
-
-func minus(a, b map[string]bool) []string {
-	var out []string
-	for k := range a {
-		if !b[k] {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // health is the status of the process's /healthz at addr ("" when it does

@@ -25,6 +25,17 @@ type ClientFunc func(opts ...kgo.Opt) (*kgo.Client, error)
 // (KeepControlRecords) because they are what reveals that the end is
 // reached when the log ends with aborted data.
 func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, partitions []int32, fn func(*kgo.Record) error) error {
+	return readToEnd(ctx, newClient, topic, partitions, kgo.ReadCommitted(), fn)
+}
+
+// ReadUncommitted is ReadCommitted for every data record, the records of
+// aborted transactions included: an audit compares the two to name what
+// was aborted.
+func ReadUncommitted(ctx context.Context, newClient ClientFunc, topic string, partitions []int32, fn func(*kgo.Record) error) error {
+	return readToEnd(ctx, newClient, topic, partitions, kgo.ReadUncommitted(), fn)
+}
+
+func readToEnd(ctx context.Context, newClient ClientFunc, topic string, partitions []int32, isolation kgo.IsolationLevel, fn func(*kgo.Record) error) error {
 	admCl, err := newClient()
 	if err != nil {
 		return err
@@ -67,7 +78,7 @@ func ReadCommitted(ctx context.Context, newClient ClientFunc, topic string, part
 	}
 	cl, err := newClient(
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchIsolationLevel(isolation),
 		kgo.KeepControlRecords(),
 	)
 	if err != nil {

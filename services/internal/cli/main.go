@@ -64,6 +64,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runBench(ctx, args[1:], stdout, stderr)
 		case "query":
 			return runQuery(ctx, args[1:], stdout, stderr)
+		case "audit":
+			return runAudit(ctx, args[1:], stdout, stderr)
 		case "replay":
 			return runReplay(ctx, args[1:], stdout, stderr)
 		case "version":
@@ -104,6 +106,7 @@ Usage:
   asyncwebrl bench recorder [--events N]  recorder vs bare clickhouse-go insert rows/s
   asyncwebrl bench rollout [--profile P]  actor steps/s, async vs the lock-step sync baseline
   asyncwebrl query [NAME] [--since 1h]    list or run a saved ClickHouse query (table, csv, json)
+  asyncwebrl audit                        every recorded topic against ClickHouse: committed, recorded, aborted
   asyncwebrl version
 
 Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.
