@@ -283,3 +283,113 @@ func counterWith(t *testing.T, reg *prometheus.Registry, name, label string) flo
 	}
 	return 0
 }
+
+// TestServiceSessionRebuiltEmbedded: a transaction whose end fails for good
+// (the broker answers EndTxn with an error franz-go does not retry, as after
+// a broker restart) costs the member its Kafka session, not its life: it
+// builds a new session, restores from the changelog and goes on, and
+// nothing is lost or duplicated.
+func TestServiceSessionRebuiltEmbedded(t *testing.T) {
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	c := newCluster(t, fake.ListenAddrs(), "rebuild.", 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	exp := generate(ctx, t, c, 4000)
+
+	// Fail the third EndTxn.
+	var ends atomic.Int32
+	fake.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if ends.Add(1) != 3 {
+			return nil, nil, false
+		}
+		resp := req.(*kmsg.EndTxnRequest).ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.InvalidTxnState.Code
+		return resp, nil, true
+	})
+
+	reg := prometheus.NewRegistry()
+	m := c.member(t, "solo", joiner.WithMetrics(reg))
+	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Healthy(ctx); err != nil {
+		t.Fatalf("the member is not healthy after its session came back: %v", err)
+	}
+	stop(t, m)
+	if n := counter(t, reg, "asyncwebrl_joiner_session_rebuilds_total"); n != 1 {
+		t.Fatalf("%v session rebuilds, want 1 (the failed end)", n)
+	}
+	verify(ctx, t, c, exp)
+}
+
+// TestServiceStallWatchdogEmbedded: a session that fetches nothing while
+// its input waits (here the broker answers every fetch empty for a while)
+// is ended by the stall watchdog and built anew.
+func TestServiceStallWatchdogEmbedded(t *testing.T) {
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	c := newCluster(t, fake.ListenAddrs(), "stall.", 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	exp := generate(ctx, t, c, 4000)
+
+	// Starve the fetches (the load is already written) for long enough
+	// that a 1s stall timeout must fire.
+	var starve atomic.Int64 // unix nanoseconds until which fetches are empty
+	starve.Store(time.Now().Add(4 * time.Second).UnixNano())
+	reg := prometheus.NewRegistry()
+	fake.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if time.Now().UnixNano() >= starve.Load() {
+			return nil, nil, false
+		}
+		r := req.(*kmsg.FetchRequest)
+		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		time.Sleep(50 * time.Millisecond)
+		return resp, nil, true
+	})
+	m := c.member(t, "solo", joiner.WithMetrics(reg), joiner.WithStallTimeout(time.Second))
+	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, m)
+	if n := counter(t, reg, "asyncwebrl_joiner_session_rebuilds_total"); n < 1 {
+		t.Fatal("the starved session was never rebuilt")
+	}
+	verify(ctx, t, c, exp)
+}
+
+func generate(ctx context.Context, t *testing.T, c *cluster, records int) *loadtest.Expected {
+	t.Helper()
+	prod, err := c.factory.NewClient("load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	load := loadtest.DefaultConfig(records)
+	load.Steps = 4
+	exp, err := loadtest.Generate(ctx, prod, c.catalog, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
+func verify(ctx context.Context, t *testing.T, c *cluster, exp *loadtest.Expected) {
+	t.Helper()
+	rep, err := loadtest.Verify(ctx, c.newClient, c.catalog, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("joiner output across a rebuilt session is wrong: %s", rep)
+	}
+}
