@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -106,38 +107,77 @@ func Apply(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Change, error) {
 			}
 		}
 	}
-	if err := waitVisible(ctx, cl, adm, c, append(created, grown...)); err != nil {
+	if err := waitVisible(ctx, cl, c, append(created, grown...)); err != nil {
 		return changes, err
 	}
 	return changes, nil
 }
 
-// waitVisible returns once every named topic is in the cluster's metadata
-// with the catalog's partition count. CreateTopics and CreatePartitions
-// return when the controller has committed the change; brokers learn of it
-// a moment later, and a consumer or Check started in between would see the
-// old state.
-func waitVisible(ctx context.Context, cl *kgo.Client, adm *kadm.Client, c *Catalog, names []string) error {
+// waitVisible returns once every broker has every named topic in its
+// metadata with the catalog's partition count. CreateTopics and
+// CreatePartitions return when the controller has committed the change;
+// brokers learn of it a moment later, each on its own, and a consumer,
+// DescribeConfigs or Check that reaches a broker in between would see the
+// old state (UNKNOWN_TOPIC_OR_PARTITION on a three-broker cluster).
+func waitVisible(ctx context.Context, cl *kgo.Client, c *Catalog, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
 	want := map[string]int32{}
 	for _, s := range c.Specs {
 		want[c.Name(s.Name)] = s.Partitions
 	}
-	for len(names) > 0 {
-		have, err := describe(ctx, cl, adm, c)
+	req := kmsg.NewPtrMetadataRequest()
+	for _, n := range names {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(n)
+		req.Topics = append(req.Topics, rt)
+	}
+	for {
+		missing, err := notVisible(ctx, cl, req, want)
 		if err != nil {
 			return err
 		}
-		names = slices.DeleteFunc(names, func(n string) bool { st, ok := have[n]; return ok && st.partitions >= want[n] })
-		if len(names) == 0 {
+		if len(missing) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("unable to see topics %v with their partitions in metadata: %w", names, ctx.Err())
+			return fmt.Errorf("unable to see topics with their partitions on every broker (%s): %w", strings.Join(missing, "; "), ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return nil
+}
+
+// notVisible asks every broker of the cluster for req's topics and names
+// each topic a broker does not know yet with want's partitions.
+func notVisible(ctx context.Context, cl *kgo.Client, req *kmsg.MetadataRequest, want map[string]int32) ([]string, error) {
+	first, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("unable to list topics: %w", err)
+	}
+	var missing []string
+	for _, b := range first.Brokers {
+		kr, err := cl.Broker(int(b.NodeID)).Request(ctx, req)
+		if err != nil {
+			// A broker that is down cannot be waited for; the ones
+			// that answer are what clients reach.
+			continue
+		}
+		resp := kr.(*kmsg.MetadataResponse)
+		seen := map[string]bool{}
+		for _, t := range resp.Topics {
+			if t.Topic != nil && t.ErrorCode == 0 && int32(len(t.Partitions)) >= want[*t.Topic] {
+				seen[*t.Topic] = true
+			}
+		}
+		for _, rt := range req.Topics {
+			if !seen[*rt.Topic] {
+				missing = append(missing, fmt.Sprintf("%s not on broker %d", *rt.Topic, b.NodeID))
+			}
+		}
+	}
+	return missing, nil
 }
 
 // Check reports every difference between the catalog and the cluster.
