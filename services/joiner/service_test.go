@@ -341,22 +341,27 @@ func TestServiceStallWatchdogEmbedded(t *testing.T) {
 	defer cancel()
 	exp := generate(ctx, t, c, 4000)
 
-	// Starve the fetches (the load is already written) for long enough
-	// that a 1s stall timeout must fire.
-	var starve atomic.Int64 // unix nanoseconds until which fetches are empty
-	starve.Store(time.Now().Add(4 * time.Second).UnixNano())
+	// Every fetch is answered empty (the load is already written) until
+	// the watchdog has ended the session, or for 60 s at most.
+	var starve atomic.Bool
+	starve.Store(true)
 	reg := prometheus.NewRegistry()
 	fake.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		fake.KeepControl()
-		if time.Now().UnixNano() >= starve.Load() {
+		if !starve.Load() {
 			return nil, nil, false
 		}
-		r := req.(*kmsg.FetchRequest)
-		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		resp := req.(*kmsg.FetchRequest).ResponseKind().(*kmsg.FetchResponse)
 		time.Sleep(50 * time.Millisecond)
 		return resp, nil, true
 	})
 	m := c.member(t, "solo", joiner.WithMetrics(reg), joiner.WithStallTimeout(time.Second))
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if counter(t, reg, "asyncwebrl_joiner_session_rebuilds_total") >= 1 {
+			break
+		}
+	}
+	starve.Store(false)
 	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

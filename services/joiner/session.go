@@ -289,6 +289,11 @@ func (s *Service) inputLag(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	committed, err := adm.FetchOffsetsForTopics(ctx, s.group, inputs...)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		// A group that never committed (kfake says so; Kafka answers no
+		// offsets): everything waits.
+		committed, err = kadm.OffsetResponses{}, nil
+	}
 	if err != nil {
 		return 0, err
 	}
