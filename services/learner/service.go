@@ -59,6 +59,9 @@ type Service struct {
 	failed chan error
 	once   sync.Once
 
+	quiesceOnce sync.Once
+	quiesceErr  error
+
 	statsMu sync.Mutex
 	last    stepStats
 }
@@ -253,19 +256,27 @@ func (s *Service) adopt(onnx []byte, version uint64) error {
 }
 
 // StopProducing implements app.Producer: the curriculum stops publishing
-// tasks, so the actors' input ends. The learner keeps consuming, training and
-// publishing weights until Stop.
+// tasks, so the actors' input ends; consuming stops, the torch thread
+// finishes its update and publishes what it has, and the output is flushed.
+// All of that happens before the recorder drains, so the final version (and
+// any dead letter) is recorded in the same run. Stop then only closes.
 func (s *Service) StopProducing(ctx context.Context) error {
-	if s.cur == nil {
-		return nil
-	}
-	return s.cur.stop(ctx)
+	s.quiesceOnce.Do(func() { s.quiesceErr = s.quiesce(ctx) })
+	return s.quiesceErr
 }
 
-// Stop implements app.Service: consuming stops first, then the torch
-// thread finishes its update and publishes what it has, then the clients
-// flush and close.
+// Stop implements app.Service: what StopProducing does, if it has not run,
+// then the clients close.
 func (s *Service) Stop(ctx context.Context) error {
+	err := s.StopProducing(ctx)
+	s.closeClients()
+	return err
+}
+
+// quiesce ends every producing part of the learner: the curriculum, the
+// consumer and the torch thread (which publishes its last version), then
+// commits and flushes.
+func (s *Service) quiesce(ctx context.Context) error {
 	var errs []error
 	if s.cur != nil {
 		errs = append(errs, s.cur.stop(ctx))
@@ -291,7 +302,6 @@ func (s *Service) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("unable to flush the learner's output: %w", err))
 		}
 	}
-	s.closeClients()
 	return errors.Join(errs...)
 }
 

@@ -138,7 +138,8 @@ func quiesceContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, deadline.Add(-time.Until(deadline)/3))
 }
 
-// Healthy reports the first unhealthy running service. While services are
+// Healthy reports the first unhealthy running service, or else every
+// degraded one (see Degraded). While services are
 // still starting the process is not healthy yet: a load balancer or a test
 // must not route to (or stop) a half-started stack.
 func (r *Runner) Healthy(ctx context.Context) error {
@@ -149,12 +150,22 @@ func (r *Runner) Healthy(ctx context.Context) error {
 	if !ready {
 		return errors.New("starting")
 	}
+	// The first failure wins over any degradation: a degraded service
+	// must not hide one that needs a restart.
+	var degraded []error
 	for _, s := range started {
 		if h, ok := s.(HealthChecker); ok {
 			if err := h.Healthy(ctx); err != nil {
-				return fmt.Errorf("%s: %w", s.Name(), err)
+				err = fmt.Errorf("%s: %w", s.Name(), err)
+				if !IsDegraded(err) {
+					return err
+				}
+				degraded = append(degraded, err)
 			}
 		}
+	}
+	if len(degraded) > 0 {
+		return Degraded(errors.Join(degraded...))
 	}
 	return nil
 }

@@ -265,3 +265,40 @@ func TestRunnerFailedStartDoesNotDrain(t *testing.T) {
 		t.Fatalf("order\n%s\nwant\n%s", got, want)
 	}
 }
+
+// healthSvc is a service whose health is err.
+type healthSvc struct {
+	name string
+	err  error
+}
+
+func (h healthSvc) Name() string                  { return h.name }
+func (h healthSvc) Start(context.Context) error   { return nil }
+func (h healthSvc) Stop(context.Context) error    { return nil }
+func (h healthSvc) Healthy(context.Context) error { return h.err }
+
+func TestHealthyFailureWinsOverDegradation(t *testing.T) {
+	ctx := context.Background()
+	run := func(svcs ...Service) error {
+		r := NewRunner(slog.New(slog.DiscardHandler))
+		if err := r.Start(ctx, svcs, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return r.Healthy(ctx)
+	}
+	away := healthSvc{"joiner", Degraded(errors.New("session lost 3s ago"))}
+	broken := healthSvc{"recorder", errors.New("ClickHouse refused the schema")}
+	ok := healthSvc{name: "actor"}
+
+	if err := run(ok); err != nil {
+		t.Fatalf("healthy services: %v", err)
+	}
+	err := run(ok, away)
+	if !IsDegraded(err) || !strings.Contains(err.Error(), "joiner: session lost") {
+		t.Fatalf("a degraded service: %v, want degraded naming it", err)
+	}
+	err = run(away, broken)
+	if err == nil || IsDegraded(err) || !strings.Contains(err.Error(), "recorder: ClickHouse refused") {
+		t.Fatalf("a failed service behind a degraded one: %v, want the failure", err)
+	}
+}
