@@ -18,6 +18,7 @@ import (
 //	ASYNCWEBRL_JOINER_MAX_BATCH            records per transaction (10000)
 //	ASYNCWEBRL_JOINER_SESSION_TIMEOUT      group session timeout (10s)
 //	ASYNCWEBRL_JOINER_TRANSACTION_TIMEOUT  transaction timeout (15s)
+//	ASYNCWEBRL_JOINER_STALL_TIMEOUT        no commit for this long while input waits rebuilds the Kafka session (60s)
 func newJoiner(d deps) (app.Service, error) {
 	opts, err := joinerOptions(os.Getenv)
 	if err != nil {
@@ -60,6 +61,7 @@ func joinerOptions(getenv func(string) string) ([]joiner.Option, error) {
 		num("ASYNCWEBRL_JOINER_MAX_BATCH", func(n uint64) { opts = append(opts, joiner.WithMaxBatch(int(min(n, 1<<20)))) }),
 		dur("ASYNCWEBRL_JOINER_SESSION_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithSessionTimeout(d)) }),
 		dur("ASYNCWEBRL_JOINER_TRANSACTION_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithTransactionTimeout(d)) }),
+		dur("ASYNCWEBRL_JOINER_STALL_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithStallTimeout(d)) }),
 	} {
 		if err != nil {
 			return nil, err
