@@ -18,6 +18,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -35,21 +36,9 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 	seeds := []string{broker.Addr}
 	prefix := testenv.Unique(t, "out") + "."
 
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
-	}
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(4))
-	admin, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	// A hang guard, not an assertion.
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute) // a hang guard
 	defer cancel()
-	if _, err := topics.Apply(ctx, admin, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, admin, cat := faultTopics(ctx, t, seeds, prefix, 1)
 
 	dir := t.TempDir()
 	bin := testenv.Binary(t, dir)
@@ -62,33 +51,12 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 
 	// The load: about 60 s of traffic, so the outage falls in its middle
 	// and the producer must ride it out as the actors do.
-	load := loadtest.DefaultConfig(60000)
-	load.Rate = 1000
-	var sent atomic.Int64
-	load.Progress = func(s, _ int) { sent.Store(int64(s)) }
-	prod, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	type genResult struct {
-		exp *loadtest.Expected
-		err error
-	}
-	genDone := make(chan genResult, 1)
-	go func() {
-		exp, err := loadtest.Generate(ctx, prod, cat, load)
-		genDone <- genResult{exp, err}
-	}()
+	l := startLoad(ctx, t, newClient, cat)
 
 	adm := kadm.NewClient(admin)
 	group := prefix + "joiner"
 	inputs := []string{cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)}
-	// The joiner must have committed before the broker goes: the outage
-	// hits a member in the middle of its work.
-	for committedSum(ctx, t, adm, group, inputs) == 0 || sent.Load() < 15000 {
-		sleep(ctx, t, 200*time.Millisecond)
-	}
+	l.midway(ctx, t, adm, group, inputs)
 	broker.Kill(t)
 	// The outage shows in /healthz as a degradation (200, not a restart).
 	degraded := ""
@@ -126,11 +94,7 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 		t.Log(line)
 	}
 
-	gen := <-genDone
-	if gen.err != nil {
-		t.Fatal(gen.err)
-	}
-	exp := gen.exp
+	exp := l.wait(t)
 	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -181,20 +145,9 @@ func TestIntegrationJoinerBrokerLoss(t *testing.T) {
 	cluster := testenv.PrivateCluster(t, 3)
 	seeds := cluster.Addrs
 	prefix := testenv.Unique(t, "loss") + "."
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
-	}
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(4), topics.WithReplication(3))
-	admin, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute) // a hang guard
 	defer cancel()
-	if _, err := topics.Apply(ctx, admin, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, admin, cat := faultTopics(ctx, t, seeds, prefix, 3)
 
 	dir := t.TempDir()
 	bin := testenv.Binary(t, dir)
@@ -202,31 +155,12 @@ func TestIntegrationJoinerBrokerLoss(t *testing.T) {
 		"-topic-prefix="+prefix, "-topic-partitions=4", "-topic-replication=3", "-apply-topics=false",
 		"-admin-addr=127.0.0.1:0", "-log-level=info", "-stop-timeout=60s")
 
-	load := loadtest.DefaultConfig(60000)
-	load.Rate = 1000
-	var sent atomic.Int64
-	load.Progress = func(s, _ int) { sent.Store(int64(s)) }
-	prod, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	type genResult struct {
-		exp *loadtest.Expected
-		err error
-	}
-	genDone := make(chan genResult, 1)
-	go func() {
-		exp, err := loadtest.Generate(ctx, prod, cat, load)
-		genDone <- genResult{exp, err}
-	}()
+	l := startLoad(ctx, t, newClient, cat)
 
 	adm := kadm.NewClient(admin)
 	group := prefix + "joiner"
 	inputs := []string{cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)}
-	for committedSum(ctx, t, adm, group, inputs) == 0 || sent.Load() < 15000 {
-		sleep(ctx, t, 200*time.Millisecond)
-	}
+	l.midway(ctx, t, adm, group, inputs)
 	victim := busiestLeader(ctx, t, adm)
 	cluster.KillNode(t, int(victim))
 	lost := time.Now()
@@ -236,14 +170,11 @@ func TestIntegrationJoinerBrokerLoss(t *testing.T) {
 	}
 	t.Logf("the joiner committed again %s after broker %d died", time.Since(lost).Round(100*time.Millisecond), victim)
 
-	gen := <-genDone
-	if gen.err != nil {
-		t.Fatal(gen.err)
-	}
+	exp := l.wait(t)
 	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := loadtest.Verify(ctx, newClient, cat, gen.exp)
+	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,6 +217,73 @@ func busiestLeader(ctx context.Context, t *testing.T, adm *kadm.Client) int32 {
 	}
 	t.Logf("partitions led per broker: %v; killing broker %d", led, best)
 	return best
+}
+
+// faultTopics creates the catalog's topics (4 partitions, replication rf)
+// on seeds and returns a client maker for them, an admin client and the
+// catalog.
+func faultTopics(ctx context.Context, t *testing.T, seeds []string, prefix string, rf int16) (joiner.ClientFunc, *kgo.Client, *topics.Catalog) {
+	t.Helper()
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	}
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(4), topics.WithReplication(rf))
+	admin, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	if _, err := topics.Apply(ctx, admin, cat); err != nil {
+		t.Fatal(err)
+	}
+	return newClient, admin, cat
+}
+
+// load is the acceptance mix at 1,000 records/s (about 60 s), produced in
+// the background by a client of its own, which rides out the faults as the
+// actors' producers do.
+type load struct {
+	sent atomic.Int64
+	done chan struct{}
+	exp  *loadtest.Expected
+	err  error
+}
+
+func startLoad(ctx context.Context, t *testing.T, newClient joiner.ClientFunc, cat *topics.Catalog) *load {
+	t.Helper()
+	c := loadtest.DefaultConfig(60000)
+	c.Rate = 1000
+	l := &load{done: make(chan struct{})}
+	c.Progress = func(s, _ int) { l.sent.Store(int64(s)) }
+	prod, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	go func() {
+		defer close(l.done)
+		l.exp, l.err = loadtest.Generate(ctx, prod, cat, c)
+	}()
+	return l
+}
+
+// midway returns once a quarter of the load is sent and the joiner has
+// committed: a fault then hits a member in the middle of its work.
+func (l *load) midway(ctx context.Context, t *testing.T, adm *kadm.Client, group string, inputs []string) {
+	t.Helper()
+	for committedSum(ctx, t, adm, group, inputs) == 0 || l.sent.Load() < 15000 {
+		sleep(ctx, t, 200*time.Millisecond)
+	}
+}
+
+// wait returns what the load expects once all of it is sent.
+func (l *load) wait(t *testing.T) *loadtest.Expected {
+	t.Helper()
+	<-l.done
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.exp
 }
 
 // committedSum is the joiner group's committed offsets over its inputs,

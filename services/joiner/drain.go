@@ -2,11 +2,8 @@ package joiner
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -26,26 +23,6 @@ var _ app.Drainer = (*Service)(nil)
 // Stop works as usual afterwards. It is called after Start (the runner calls
 // it on started services only).
 func (s *Service) Drain(ctx context.Context) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		// A member that stopped consuming (failed, fenced) cannot catch up:
-		// no point waiting out the deadline.
-		select {
-		case <-s.done:
-			cancel(errors.New("the joiner stopped consuming"))
-		case <-ctx.Done():
-		}
-	}()
-	t0 := time.Now()
 	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return s.factory.NewClient("joiner-drain", opts...) }
-	lag, err := kafka.WaitCaughtUp(ctx, newClient, s.group, slices.Sorted(maps.Keys(s.kinds)))
-	if err != nil {
-		records, parts := lag.Behind()
-		s.log.Warn("joiner not drained", "records_behind", records, "partitions_behind", parts,
-			"took", time.Since(t0).Round(time.Millisecond), "err", err)
-		return fmt.Errorf("unable to drain the joiner (group %s, %d records behind on %d partitions): %w", s.group, records, parts, err)
-	}
-	s.log.Info("joiner drained", "partitions", len(lag.Partitions), "took", time.Since(t0).Round(time.Millisecond))
-	return nil
+	return kafka.Drain(ctx, "joiner", newClient, s.group, slices.Sorted(maps.Keys(s.kinds)), s.done, s.log)
 }
