@@ -364,7 +364,9 @@ func (s *Service) Healthy(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := s.producer.Ping(pctx); err != nil {
-		return fmt.Errorf("unable to reach Kafka: %w", err)
+		// The producer keeps the events and retries (see producerOpts):
+		// degraded, not a reason to restart.
+		return app.Degraded(fmt.Errorf("unable to reach Kafka: %w", err))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -232,14 +233,16 @@ func (r *Recorder) Healthy(ctx context.Context) error {
 	r.mu.Lock()
 	ierr, since := r.insertErr, r.insertSince
 	r.mu.Unlock()
+	// Both outages are ridden out (inserts retry with back-pressure, the
+	// consumer reconnects and rejoins): degraded, not a reason to restart.
 	if ierr != nil {
-		return fmt.Errorf("ClickHouse inserts failing for %s (%d records pending, fetching paused): %w",
-			time.Since(since).Round(time.Second), r.pending.Load(), ierr)
+		return app.Degraded(fmt.Errorf("ClickHouse inserts failing for %s (%d records pending, fetching paused): %w",
+			time.Since(since).Round(time.Second), r.pending.Load(), ierr))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := r.cl.Ping(ctx); err != nil {
-		return fmt.Errorf("unable to reach Kafka: %w", err)
+		return app.Degraded(fmt.Errorf("unable to reach Kafka: %w", err))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/loadtest/recorderload"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/recorder"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -180,6 +181,9 @@ func TestIntegrationRecorderOutageAndDuplicates(t *testing.T) {
 	}
 	if !strings.Contains(herr.Error(), "ClickHouse inserts failing") {
 		t.Fatalf("unhealthy for the wrong reason: %v", herr)
+	}
+	if !app.IsDegraded(herr) {
+		t.Fatalf("a ClickHouse outage the recorder rides out is reported as a failure, not a degradation: %v", herr)
 	}
 	// An insert has failed: nothing of the new batch may be committed.
 	if got := f.committed(); got != before {
