@@ -27,6 +27,8 @@ DURATION ?= 20m
 EXECUTORS ?= 8
 # EVAL_EPISODES per family: the held-out evaluation of the final policy
 # (and of the random-init one on the same seeds) after training; 0 skips it.
+# It gets ARGS too, so that it evaluates the run's suite (-suite) and tiers
+# (-max-tier).
 EVAL_EPISODES ?= 10
 ifndef RUN_ID
 RUN_ID := $(shell date -u +%Y%m%d-%H%M%S)
@@ -34,7 +36,7 @@ endif
 run: setup up build ## install what is missing, start Kafka and ClickHouse, train end to end for DURATION (20m), evaluate on held-out sites, write the reports
 	$(BIN) -target=all -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -duration=$(DURATION) -executors=$(EXECUTORS) $(ARGS)
 	@if [ "$(EVAL_EPISODES)" != 0 ]; then \
-	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random; fi
+	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random $(ARGS); fi
 
 setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, MiniWoB++ pages
 	infra/setup.sh

@@ -94,9 +94,12 @@ func SplitStatements(sql string) []string {
 
 // ClickHouse error codes Migrate tolerates when re-running a statement that
 // a crashed earlier run already executed: 18.16 has no ADD COLUMN IF NOT
-// EXISTS, so a re-run ALTER meets DUPLICATE_COLUMN.
+// EXISTS, so a re-run ALTER meets DUPLICATE_COLUMN or, as 18.16 and current
+// servers answer ADD COLUMN (measured on 18.16 by 0005), ILLEGAL_COLUMN
+// "Cannot add column X: column with this name already exists".
 const (
 	codeDuplicateColumn    = 15
+	codeIllegalColumn      = 44
 	codeTableAlreadyExists = 57
 	codeUnknownDatabase    = 81
 )
@@ -180,7 +183,9 @@ func appliedMigrations(ctx context.Context, conn driver.Conn, database string) (
 func alreadyDone(err error) bool {
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) {
-		return ex.Code == codeDuplicateColumn || ex.Code == codeTableAlreadyExists
+		return ex.Code == codeDuplicateColumn || ex.Code == codeTableAlreadyExists ||
+			// 44 is also a mistyped column; only the re-run is tolerated.
+			(ex.Code == codeIllegalColumn && strings.Contains(ex.Message, "already exists"))
 	}
 	return false
 }

@@ -204,8 +204,9 @@ func (b *actionBlock) add(ev *eventspb.Action, r *Record) {
 type rewardBlock struct {
 	Block
 	env                               envCols
-	reward, rawReward                 *col[float64]
+	reward, rawReward, decayedReward  *col[float64]
 	done, success, truncated, aborted *col[uint8]
+	timedOut                          *col[uint8]
 	factsMet                          *col[[]string]
 	factsTotal                        *col[uint32]
 	reason                            *strCol
@@ -216,10 +217,12 @@ func newRewardBlock() *rewardBlock {
 	b.env = newEnvCols(&b.Block)
 	b.reward = newCol[float64](&b.Block, "reward")
 	b.rawReward = newCol[float64](&b.Block, "raw_reward")
+	b.decayedReward = newCol[float64](&b.Block, "decayed_reward")
 	b.done = newCol[uint8](&b.Block, "done")
 	b.success = newCol[uint8](&b.Block, "success")
 	b.truncated = newCol[uint8](&b.Block, "truncated")
 	b.aborted = newCol[uint8](&b.Block, "aborted")
+	b.timedOut = newCol[uint8](&b.Block, "timed_out")
 	b.factsMet = newCol[[]string](&b.Block, "facts_met")
 	b.factsTotal = newCol[uint32](&b.Block, "facts_total")
 	b.reason = newStrCol(&b.Block, "reason")
@@ -230,10 +233,12 @@ func (b *rewardBlock) add(ev *eventspb.Reward, r *Record) {
 	b.env.add(ev.GetEnvelope(), r)
 	b.reward.add(ev.GetReward())
 	b.rawReward.add(ev.GetRawReward())
+	b.decayedReward.add(ev.GetDecayedReward())
 	b.done.add(b2u(ev.GetDone()))
 	b.success.add(b2u(ev.GetSuccess()))
 	b.truncated.add(b2u(ev.GetTruncated()))
 	b.aborted.add(b2u(ev.GetAborted()))
+	b.timedOut.add(b2u(ev.GetTimedOut()))
 	facts := ev.GetFactsMet()
 	if facts == nil {
 		facts = []string{}

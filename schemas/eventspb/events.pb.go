@@ -1348,7 +1348,14 @@ type Reward struct {
 	FactsMet   []string `protobuf:"bytes,10,rep,name=facts_met,json=factsMet,proto3" json:"facts_met,omitempty"`
 	FactsTotal uint32   `protobuf:"varint,11,opt,name=facts_total,json=factsTotal,proto3" json:"facts_total,omitempty"`
 	// Human-readable explanation (rubric detail or abort cause).
-	Reason        string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The page's time-decayed reward (MiniWoB's WOB_REWARD_GLOBAL):
+	// raw_reward scaled by max(0, 1 - elapsed / the task's time limit) when
+	// the task asks for it, else raw_reward. MiniWoB++ results report both.
+	DecayedReward float64 `protobuf:"fixed64,13,opt,name=decayed_reward,json=decayedReward,proto3" json:"decayed_reward,omitempty"`
+	// The page's own time limit ended the episode (MiniWoB's core.js, or
+	// webenv's): done, not successful, not truncated by the step budget.
+	TimedOut      bool `protobuf:"varint,14,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1451,6 +1458,20 @@ func (x *Reward) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Reward) GetDecayedReward() float64 {
+	if x != nil {
+		return x.DecayedReward
+	}
+	return 0
+}
+
+func (x *Reward) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
 }
 
 // Topic `telemetry`, key actor_id: one executor's time split over a window.
@@ -2412,7 +2433,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"batch_size\x18\x1c \x01(\rR\tbatchSize\x12\x10\n" +
 	"\x03raw\x18\x1e \x01(\tR\x03rawB\r\n" +
-	"\v_text_token\"\xb0\x02\n" +
+	"\v_text_token\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +
 	"\x06reward\x18\x02 \x01(\x01R\x06reward\x12\x1d\n" +
@@ -2426,7 +2447,9 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	" \x03(\tR\bfactsMet\x12\x1f\n" +
 	"\vfacts_total\x18\v \x01(\rR\n" +
 	"factsTotal\x12\x16\n" +
-	"\x06reason\x18\f \x01(\tR\x06reason\"\xab\x03\n" +
+	"\x06reason\x18\f \x01(\tR\x06reason\x12%\n" +
+	"\x0edecayed_reward\x18\r \x01(\x01R\rdecayedReward\x12\x1b\n" +
+	"\ttimed_out\x18\x0e \x01(\bR\btimedOut\"\xab\x03\n" +
 	"\tTelemetry\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x19\n" +
 	"\bactor_id\x18\x02 \x01(\tR\aactorId\x12\x1f\n" +

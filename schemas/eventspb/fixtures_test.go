@@ -52,7 +52,7 @@ func testAction(step uint32) *Action {
 
 func testReward() *Reward {
 	return &Reward{
-		Envelope: testEnvelope("ep-1", 3), Reward: 1, RawReward: 1, Done: true, Success: true,
+		Envelope: testEnvelope("ep-1", 3), Reward: 1, RawReward: 1, DecayedReward: 0.75, Done: true, Success: true,
 		FactsMet: []string{"item", "address"}, FactsTotal: 3, Reason: "2/3 facts",
 	}
 }

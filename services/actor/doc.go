@@ -77,5 +77,6 @@
 // while executors run. Tasks come from the tasks topic through a consumer
 // group; when none has arrived for the grace period, a local generator
 // supplies webenv's built-in families on their train sites with increasing
-// seeds.
+// seeds (WithSuite: the suite's tasks the action space can express, a
+// MiniWoB++ task on its train seeds).
 package actor

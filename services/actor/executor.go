@@ -427,6 +427,11 @@ func (x *executor) reward(t uint32, res *env.StepResult, done, truncated bool) *
 		FactsMet:   webenv.GroupsMet(res.Info.Facts),
 		FactsTotal: uint32(len(groups)),
 		Reason:     reason,
+		// MiniWoB++ figures are reported on both the raw reward (success
+		// is raw > 0) and the time-decayed one; the page's own time limit
+		// is a timeout, not a truncation by the step budget.
+		DecayedReward: finite(res.Info.Decayed),
+		TimedOut:      done && res.Info.TimedOut,
 	}
 }
 

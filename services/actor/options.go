@@ -158,10 +158,25 @@ func WithTaskGrace(d time.Duration) Option { return func(o *options) { o.taskGra
 // "actor").
 func WithTaskGroup(g string) Option { return func(o *options) { o.taskGroup = g } }
 
-// WithFamilies restricts the local task generator to these families
-// (default: every built-in family, on its train sites).
+// WithFamilies restricts the local task generator to these families, of
+// any suite (default: every built-in family, on its train sites).
 func WithFamilies(names ...string) Option {
 	return func(o *options) { o.families = append([]string(nil), names...) }
+}
+
+// WithSuite makes the local task generator draw from a suite's tasks the
+// action space can express (default builtin; webenv.Schedulable), unless
+// WithFamilies names them. MiniWoB++ tasks get train seeds only
+// (webenv.MiniWoBSeed): the generator's episodes are training data.
+func WithSuite(s webenv.Suite) Option {
+	return func(o *options) {
+		if len(o.families) > 0 || !s.HasMiniWoB() {
+			return
+		}
+		for _, f := range webenv.Schedulable(s) {
+			o.families = append(o.families, f.Name)
+		}
+	}
 }
 
 // WithFirstSeed sets the local generator's first seed (default 0).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -112,7 +111,9 @@ func (s *taskSource) took(o offered) *eventspb.Task {
 }
 
 // localTasks is the default generator: the built-in families on their train
-// sites, round robin over (family, site), seeds increasing.
+// sites (or the families named, MiniWoB++ tasks included), round robin over
+// (family, site), seeds increasing; a MiniWoB++ task's seeds are mapped
+// into its train range (webenv.MiniWoBSeed).
 type localTasks struct {
 	producer string
 	mu       sync.Mutex
@@ -128,21 +129,25 @@ type taskPair struct {
 
 func newLocalTasks(producer string, families []string, firstSeed int64) (*localTasks, error) {
 	g := &localTasks{producer: producer, seed: firstSeed}
-	known := map[string]bool{}
-	for _, f := range webenv.Families() {
-		known[f.Name] = true
-		if len(families) > 0 && !slices.Contains(families, f.Name) {
-			continue
-		}
-		for _, s := range f.Sites {
-			if s.Split == webenv.SplitTrain {
-				g.pairs = append(g.pairs, taskPair{family: f.Name, site: s.Name, tier: f.Tier})
+	fams := webenv.Families()
+	if len(families) > 0 {
+		fams = fams[:0]
+		for _, name := range families {
+			f, ok := webenv.LookupFamily(name)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("unable to generate tasks: unknown family %q", name)
+			case f.Unsupported != "":
+				// Never a silent failure in the figures: such a task is
+				// not trained on at all.
+				return nil, fmt.Errorf("unable to generate tasks: %s is beyond the action space: %s", name, f.Unsupported)
 			}
+			fams = append(fams, f)
 		}
 	}
-	for _, f := range families {
-		if !known[f] {
-			return nil, fmt.Errorf("unable to generate tasks: unknown family %q", f)
+	for _, f := range fams {
+		for _, s := range webenv.TrainSites(f) {
+			g.pairs = append(g.pairs, taskPair{family: f.Name, site: s, tier: f.Tier})
 		}
 	}
 	if len(g.pairs) == 0 {
@@ -160,6 +165,9 @@ func (g *localTasks) next() *eventspb.Task {
 		g.seed++
 	}
 	g.mu.Unlock()
+	if webenv.IsMiniWoB(p.family) {
+		seed = webenv.MiniWoBSeed(webenv.SplitTrain, seed)
+	}
 	return &eventspb.Task{
 		Envelope: eventspb.NewEnvelope(g.producer),
 		TaskId:   p.family + "/" + p.site + "/seed-" + strconv.FormatInt(seed, 10),
@@ -191,14 +199,12 @@ func taskRef(t *eventspb.Task) *eventspb.TaskRef {
 		Tier: t.GetTier(), Split: t.GetSplit(), GroupId: t.GetGroupId(),
 	}
 	if ref.Tier == eventspb.Tier_TIER_UNSPECIFIED {
-		for _, f := range webenv.Families() {
-			if f.Name == ref.Family {
-				ref.Tier = tierOf(f.Tier)
-			}
+		if f, ok := webenv.LookupFamily(ref.Family); ok {
+			ref.Tier = tierOf(f.Tier)
 		}
 	}
 	if ref.Split == eventspb.Split_SPLIT_UNSPECIFIED && ref.Family != "" && ref.Site != "" {
-		switch webenv.SiteSplit(ref.Family, ref.Site) {
+		switch webenv.TaskSplit(ref.Family, ref.Site, ref.Seed) {
 		case webenv.SplitTrain:
 			ref.Split = eventspb.Split_SPLIT_TRAIN
 		case webenv.SplitTest:

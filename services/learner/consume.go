@@ -53,7 +53,7 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		return
 	}
 	s.m.consumed.Inc()
-	if isHeldOut(tr.GetFamily(), tr.GetSite()) {
+	if heldOutTransition(tr) {
 		s.m.skipped.WithLabelValues("held_out").Inc()
 		return
 	}

@@ -56,8 +56,22 @@ type CurriculumConfig struct {
 	// GroupSize > 1 issues every training task that many times as one
 	// GRPO group (default 1; the learner sets it for GRPO).
 	GroupSize int
-	// Families restricts the families (default: all).
+	// Families restricts the families (default: all of the suite that the
+	// action space can express).
 	Families []string
+	// Suite is the task suite scheduled (default builtin): MiniWoB++ tasks
+	// are tiered by miniwob.go, split by seed (webenv.TaskSplit) and never
+	// given demonstrations (webenv has no scripted solution for them).
+	Suite webenv.Suite
+	// Focus weights a tier's families by recent training success when
+	// drawing one: weight 1 + Focus × (1 − success over its last
+	// familyWindow episodes), so an unsolved family is drawn at most
+	// 1 + Focus times as often as a solved one (default 0, uniform, for the
+	// built-in suite; 1 for a suite with MiniWoB++, whose 72 easy tasks
+	// range from solved at random init to not yet learnt). The bound
+	// matters: drawing in proportion to 1.1 − success gave a family the heads
+	// cannot express most of the practice (change log). Negative: uniform.
+	Focus float64
 	// Seed seeds the scheduler's choices (default 1).
 	Seed uint64
 }
@@ -87,6 +101,15 @@ func (c *CurriculumConfig) defaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.Suite == "" {
+		c.Suite = webenv.SuiteBuiltin
+	}
+	switch {
+	case c.Focus == 0 && c.Suite.HasMiniWoB():
+		c.Focus = 1
+	case c.Focus < 0:
+		c.Focus = 0
+	}
 }
 
 // curriculum publishes tasks from easy to hard by recent success: it keeps
@@ -102,6 +125,7 @@ type curriculum struct {
 
 	mu          sync.Mutex
 	recent      map[webenv.Tier][]bool
+	byFamily    map[string][]bool // recent training success per family (Focus)
 	unlocked    webenv.Tier
 	seed        int64
 	demosIssued int
@@ -129,8 +153,8 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 	}
 	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
 		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
-		recent: map[webenv.Tier][]bool{}, unlocked: webenv.Easy, seed: 1000}
-	for _, f := range webenv.Families() {
+		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, unlocked: webenv.Easy, seed: 1000}
+	for _, f := range webenv.Schedulable(c.Suite) {
 		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
 			continue
 		}
@@ -224,6 +248,7 @@ func (cu *curriculum) finished(ep *eventspb.Episode) {
 		return
 	}
 	tier := webenv.Tier(ep.GetTier())
+	cu.byFamily[ep.GetFamily()] = window(cu.byFamily[ep.GetFamily()], ep.GetSuccess(), familyWindow)
 	w := append(cu.recent[tier], ep.GetSuccess())
 	if len(w) > cu.c.Window {
 		w = w[len(w)-cu.c.Window:]
@@ -330,8 +355,8 @@ func (cu *curriculum) next(queued int) []*eventspb.Task {
 
 // pick chooses the next assignment (a GRPO group is several).
 func (cu *curriculum) pick() []*eventspb.Task {
-	if cu.demosIssued < cu.c.Demos {
-		f := cu.all[cu.demosIssued%len(cu.all)]
+	if demos := cu.demoFamilies(); cu.demosIssued < cu.c.Demos && len(demos) > 0 {
+		f := demos[cu.demosIssued%len(demos)]
 		cu.demosIssued++
 		t := cu.task(f, cu.trainSite(f), eventspb.Split_SPLIT_TRAIN)
 		t.Demo, t.PolicyName = true, "oracle"
@@ -343,7 +368,7 @@ func (cu *curriculum) pick() []*eventspb.Task {
 			tier = webenv.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
 		}
 		f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
-		t := cu.task(f, webenv.TestSite(f.Name), eventspb.Split_SPLIT_TEST)
+		t := cu.task(f, webenv.HeldOutSite(f), eventspb.Split_SPLIT_TEST)
 		t.Greedy = true
 		return []*eventspb.Task{t}
 	}
@@ -356,7 +381,7 @@ func (cu *curriculum) pick() []*eventspb.Task {
 	for len(cu.fams[tier]) == 0 {
 		tier--
 	}
-	f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
+	f := cu.drawFamily(tier)
 	t := cu.task(f, cu.trainSite(f), eventspb.Split_SPLIT_TRAIN)
 	if cu.c.GroupSize < 2 {
 		return []*eventspb.Task{t}
@@ -373,21 +398,17 @@ func (cu *curriculum) pick() []*eventspb.Task {
 }
 
 func (cu *curriculum) trainSite(f webenv.FamilyInfo) string {
-	var train []string
-	for _, s := range f.Sites {
-		if s.Split == webenv.SplitTrain {
-			train = append(train, s.Name)
-		}
-	}
+	train := webenv.TrainSites(f)
 	return train[cu.rng.IntN(len(train))]
 }
 
 func (cu *curriculum) task(f webenv.FamilyInfo, site string, split eventspb.Split) *eventspb.Task {
 	cu.seed++
+	seed := taskSeed(f, split, cu.seed)
 	return &eventspb.Task{
 		Envelope: eventspb.NewEnvelope(cu.instance),
-		TaskId:   f.Name + "/" + site + "/seed-" + strconv.FormatInt(cu.seed, 10),
-		Site:     site, Family: f.Name, Seed: cu.seed,
+		TaskId:   f.Name + "/" + site + "/seed-" + strconv.FormatInt(seed, 10),
+		Site:     site, Family: f.Name, Seed: seed,
 		Tier: eventspb.Tier(f.Tier), Split: split, MaxSteps: f.Tier.StepBudget(),
 	}
 }

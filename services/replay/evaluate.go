@@ -27,9 +27,19 @@ type EvalConfig struct {
 	Factory *kafka.Factory
 	// Prefix names the evaluation's own throwaway topics.
 	Prefix string
+	// Suite is the suite whose families are evaluated (default builtin);
+	// with MiniWoB++ the server mounts Config.Webenv.MiniWoBDir.
+	Suite webenv.Suite
+	// Families, when set, are evaluated whatever their tier; otherwise the
+	// suite's schedulable families of Tier (webenv.Schedulable: never a
+	// MiniWoB++ task the action space cannot express).
+	Families []webenv.FamilyInfo
 	// Tier selects the families (default easy).
 	Tier webenv.Tier
-	// Episodes per family (default 10), seeds SeedBase, SeedBase+1, ...
+	// Episodes per family (default 10), seeds SeedBase, SeedBase+1, ... on
+	// a built-in family's test site, and the test seeds
+	// webenv.MiniWoBSeed(test, SeedBase), ... of a MiniWoB++ task: the same
+	// problems for every model evaluated with the same config.
 	Episodes  int
 	SeedBase  int64
 	Executors int
@@ -37,10 +47,21 @@ type EvalConfig struct {
 	Log       *slog.Logger
 }
 
-// EvalResult is the greedy success per family on its held-out test site.
+// EvalResult is the greedy success per family on its held-out test site or
+// seeds. TimedOut counts episodes the page's own time limit ended, Decayed
+// sums the time-decayed rewards (MiniWoB++ reports its mean beside success).
 type EvalResult struct {
-	Success, Episodes, Aborted map[string]int
-	Took                       time.Duration
+	Success, Episodes, Aborted, TimedOut map[string]int
+	Decayed                              map[string]float64
+	Took                                 time.Duration
+}
+
+// MeanDecayed is a family's mean time-decayed reward over its episodes.
+func (r EvalResult) MeanDecayed(family string) float64 {
+	if r.Episodes[family] == 0 {
+		return 0
+	}
+	return r.Decayed[family] / float64(r.Episodes[family])
 }
 
 // Rate is the overall success rate.
@@ -61,7 +82,7 @@ func (r EvalResult) Rate() float64 {
 // episode ids on throwaway topics, and the done rewards read back. The same
 // config evaluates two models on the same task seeds.
 func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (EvalResult, error) {
-	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}}
+	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
 	if c.Episodes == 0 {
 		c.Episodes = 10
@@ -95,7 +116,22 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, cat.Names()...)
 	}()
 
-	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(c.Log))
+	fams := c.Families
+	if fams == nil {
+		for _, f := range webenv.Schedulable(c.Suite) {
+			if f.Tier == c.Tier {
+				fams = append(fams, f)
+			}
+		}
+	}
+	suite := c.Suite
+	for _, f := range fams {
+		if webenv.IsMiniWoB(f.Name) && !suite.HasMiniWoB() {
+			suite = webenv.SuiteAll // named MiniWoB++ tasks need the pages
+		}
+	}
+	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(c.Log),
+		webenv.WithSuite(suite), webenv.WithMiniWoBDir(c.Config.Webenv.MiniWoBDir))
 	if err != nil {
 		return res, err
 	}
@@ -120,20 +156,20 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 	}()
 
 	family := map[string]string{}
-	for _, f := range webenv.Families() {
-		if f.Tier != c.Tier {
-			continue
-		}
-		site := webenv.TestSite(f.Name)
+	for _, f := range fams {
+		site := webenv.HeldOutSite(f)
 		for i := range c.Episodes {
 			seed := c.SeedBase + int64(i)
+			if webenv.IsMiniWoB(f.Name) {
+				seed = webenv.MiniWoBSeed(webenv.SplitTest, seed)
+			}
 			ep := fmt.Sprintf("eval-%s-%s-%d", name, f.Name, seed)
 			family[ep] = f.Name
 			env := eventspb.NewEnvelope("replay-eval")
 			env.EpisodeId = ep
 			t := &eventspb.Task{Envelope: env, TaskId: f.Name + "/" + site + "/seed-" + strconv.FormatInt(seed, 10),
 				Site: site, Family: f.Name, Seed: seed, Tier: eventspb.Tier(f.Tier), Split: eventspb.Split_SPLIT_TEST,
-				MaxSteps: c.Tier.StepBudget(), Greedy: true, PolicyName: name}
+				MaxSteps: f.Tier.StepBudget(), Greedy: true, PolicyName: name}
 			b, err := eventspb.Marshal(t)
 			if err != nil {
 				return res, err
@@ -166,6 +202,10 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 			}
 			done[ep] = true
 			res.Episodes[f]++
+			if rw.GetTimedOut() {
+				res.TimedOut[f]++
+			}
+			res.Decayed[f] += rw.GetDecayedReward()
 			switch {
 			case rw.GetAborted():
 				res.Aborted[f]++

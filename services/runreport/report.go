@@ -79,6 +79,7 @@ func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[s
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", tierName(tier), pct(test), pct(train), pct(rnd), pct(rndTrain), tt)
 	}
+	writeTaskTable(&b, s, window, end)
 	b.WriteString("\n## Learning curve\n\n")
 	if len(c.Series) > 0 {
 		b.WriteString("![learning curve](curve.png)\n\n")
@@ -127,4 +128,29 @@ func seriesNames(c chart.Chart) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// writeTaskTable writes the held-out success of every task: the tier table
+// averages over a tier's tasks, and a suite like MiniWoB++ (about 90 easy
+// tasks) is judged task by task. Tasks the action space cannot express are
+// never in it (Stats.AddEpisode).
+func writeTaskTable(b *strings.Builder, s *Stats, window int, end time.Time) {
+	rows := s.ByTask(window, end)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Held-out success by task\n\n")
+	fmt.Fprintf(b, "Greedy episodes on each task's held-out site or test seeds (never trained on), the last %d of each at the end (successes/episodes), beside sampled training episodes and the random-init policy's held-out episodes.\n\n", window)
+	b.WriteString("| task | tier | held-out (end) | train (end) | random-init held-out |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Family, tierName(r.Tier), frac(r.HeldOut), frac(r.Train), frac(r.RandomHeldOut))
+	}
+}
+
+// frac prints a rate as successes/episodes and a percentage, or "-".
+func frac(r Rate) string {
+	if r.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%)", r.Success, r.N, 100*r.Value())
 }

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // episode is what the report keeps of one finished episode.
 type episode struct {
 	at      time.Time
+	family  string
 	tier    eventspb.Tier
 	heldOut bool
 	success bool
@@ -49,6 +51,12 @@ func (s *Stats) AddEpisode(ep *eventspb.Episode) {
 		s.aborted++
 		return
 	}
+	if f, ok := webenv.LookupFamily(ep.GetFamily()); ok && f.Unsupported != "" {
+		// A task beyond the action space is never scheduled; one run by
+		// hand is left out of the figures rather than counted as a
+		// failure of the policy.
+		return
+	}
 	random := len(ep.GetPolicyVersionsUsed()) > 0
 	for _, v := range ep.GetPolicyVersionsUsed() {
 		if v != 0 {
@@ -57,6 +65,7 @@ func (s *Stats) AddEpisode(ep *eventspb.Episode) {
 	}
 	s.episodes = append(s.episodes, episode{
 		at:      time.Unix(0, ep.GetEnvelope().GetProducedAtUnixNano()),
+		family:  ep.GetFamily(),
 		tier:    ep.GetTier(),
 		heldOut: ep.GetSplit() == eventspb.Split_SPLIT_TEST,
 		success: ep.GetSuccess(),
@@ -173,6 +182,59 @@ func (s *Stats) RandomBaseline(tier eventspb.Tier, heldOut bool) Rate {
 		}
 	}
 	return r
+}
+
+// TaskRate is one task's figures at the end of a run.
+type TaskRate struct {
+	Family string
+	Tier   eventspb.Tier
+	// HeldOut and Train are the last window episodes of each kind;
+	// RandomHeldOut is every held-out episode of the random-init policy.
+	HeldOut, Train, RandomHeldOut Rate
+}
+
+// ByTask returns, for every task with an episode, its held-out and
+// training success over its last window episodes of each finished before
+// until, and the random-init policy's held-out success; by tier, then name.
+func (s *Stats) ByTask(window int, until time.Time) []TaskRate {
+	idx := map[string]int{}
+	var out []TaskRate
+	for i := len(s.episodes) - 1; i >= 0; i-- {
+		e := s.episodes[i]
+		if e.family == "" || e.at.After(until) {
+			continue
+		}
+		j, ok := idx[e.family]
+		if !ok {
+			j = len(out)
+			idx[e.family] = j
+			out = append(out, TaskRate{Family: e.family, Tier: e.tier})
+		}
+		t := &out[j]
+		r := &t.Train
+		if e.heldOut {
+			r = &t.HeldOut
+		}
+		if r.N < window {
+			r.N++
+			if e.success {
+				r.Success++
+			}
+		}
+		if e.random && e.heldOut {
+			t.RandomHeldOut.N++
+			if e.success {
+				t.RandomHeldOut.Success++
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b TaskRate) int {
+		if a.Tier != b.Tier {
+			return int(a.Tier) - int(b.Tier)
+		}
+		return strings.Compare(a.Family, b.Family)
+	})
+	return out
 }
 
 // Episodes counts non-demonstration episodes (finished, not aborted).

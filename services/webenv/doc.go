@@ -7,7 +7,9 @@
 // MiniWoB page protocol, the mounting of a directory of third-party
 // MiniWoB-style pages, and the MiniWoB++ suite: the benchmark's own pages
 // served as published, with a table of its tasks, their tiers and what the
-// action space cannot express (miniwob.go).
+// action space cannot express (miniwob.go), split into train and test by
+// disjoint seed ranges (miniwob_split.go, which also lists the families a
+// suite schedules).
 //
 // Every problem is generated on the server, in Go, from (family, site, seed):
 // the page asks the server for its problem when the harness starts an episode

@@ -11,7 +11,8 @@ import (
 )
 
 // newActor builds the actor target from the -executors, -browsers,
-// -actor-mode, -allowed-origins, -frame-store, -shaping and -policy-name flags.
+// -actor-mode, -allowed-origins, -frame-store, -shaping, -policy-name and
+// -suite (the local task generator's tasks) flags.
 func newActor(d deps) (app.Service, error) {
 	a := d.cfg.Actor
 	bflags, err := env.ParseBrowserFlags(a.BrowserFlags)
@@ -26,8 +27,13 @@ func newActor(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -shaping: %w", err)}
 	}
+	suite, err := webenv.ParseSuite(d.cfg.Suite)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+	}
 	opts := []actor.Option{
 		actor.WithShaping(shaping),
+		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),
 		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath)),
 		actor.WithBrowserOptions(bflags...),

@@ -47,6 +47,9 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
   --modes M        the modes to run, comma-separated (default async,sync); add
                    sync-step for the lock-step baseline whose episodes
                    restart independently (its ratio is printed too)
+  -suite S         the tasks the executors run: builtin (default), miniwob (the
+                   MiniWoB++ tasks the action space can express, train seeds; the
+                   pages from make setup, -miniwob-dir) or all
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
 `
 
@@ -172,17 +175,21 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
 	}
+	suite, err := webenv.ParseSuite(cfg.Suite)
+	if err != nil {
+		return usageError{fmt.Errorf("invalid -suite: %w", err)}
+	}
 	var sums []rolloutSummary
 	for _, prof := range profs {
 		sum := rolloutSummary{profile: prof.Name}
 		for k := range repeat {
-			fmt.Fprintf(stdout, "bench rollout: profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
-				prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+			fmt.Fprintf(stdout, "bench rollout: suite %s, profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
+				suite, prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
 			if repeat > 1 {
 				fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
 			}
 			fmt.Fprintln(stdout)
-			runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, prof: prof, f: f, cat: cat, log: log, quiet: quiet,
+			runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, suite: suite, prof: prof, f: f, cat: cat, log: log, quiet: quiet,
 				executors: executors, browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags})
 			if err != nil {
 				return err
@@ -209,6 +216,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 // rolloutSetup is what one run of the modes needs.
 type rolloutSetup struct {
 	cfg                 *config.Config
+	suite               webenv.Suite
 	prof                webenv.Profile
 	f                   *kafka.Factory
 	cat                 *topics.Catalog
@@ -221,7 +229,8 @@ type rolloutSetup struct {
 
 // rolloutOnce serves the profile's webenv and runs each mode in turn.
 func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) {
-	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(c.quiet))
+	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(c.quiet),
+		webenv.WithSuite(c.suite), webenv.WithMiniWoBDir(c.cfg.Webenv.MiniWoBDir))
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +245,7 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 		actor.WithBrowserOptions(env.WithExecPath(c.cfg.Actor.BrowserPath)),
 		actor.WithBrowserOptions(c.bflags...),
 		actor.WithLogger(c.log.With("bench", "rollout")),
+		actor.WithSuite(c.suite),
 	}
 	var runs []actor.BenchRun
 	for _, mode := range c.modes {

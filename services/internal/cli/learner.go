@@ -54,7 +54,11 @@ func newLearner(d deps) (app.Service, error) {
 		opts = append(opts, learner.WithGroupSize(l.GroupSize))
 	}
 	if l.Curriculum {
-		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos}
+		suite, err := webenv.ParseSuite(d.cfg.Suite)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+		}
+		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite}
 		switch l.MaxTier {
 		case "easy":
 			c.MaxTier = webenv.Easy
@@ -73,6 +77,7 @@ func newReporter(d deps) (app.Service, error) {
 		"learning rate": fmt.Sprint(c.Learner.LR), "replay ratio": fmt.Sprint(c.Learner.ReplayRatio), "publish every": fmt.Sprint(c.Learner.PublishEvery),
 		"demonstrations": fmt.Sprint(c.Learner.Demos), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
 		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),
+		"suite": c.Suite,
 	}
 	p := d.catalog.Prefix
 	return runreport.New(d.kafka, d.catalog,

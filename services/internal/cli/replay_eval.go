@@ -6,33 +6,41 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/replay"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const replayEvalUsage = `Usage: asyncwebrl replay eval [--policy NAME] [--tiers easy,medium] [--episodes N] [--random] [flags]
+const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,...] [--tiers easy,medium] [--episodes N] [--random] [flags]
   Evaluates the newest published version of a policy (on the weights topic of
-  -topic-prefix) greedily on the held-out test site of every family of the
-  tiers, N seeded episodes per family, each in a throwaway namespace with its
-  own webenv and actor; with --random, the random-init policy of the same
-  architecture too, on the same seeds. Prints success per family and writes
+  -topic-prefix) greedily on held-out episodes, N seeded episodes per task:
+  a built-in family on its test site, a MiniWoB++ task on its test seeds
+  (1,000,000,000 + seed base + i; training only ever sees seeds below
+  1,000,000,000). Each model runs in a throwaway namespace with its own webenv
+  and actor; with --random, the random-init policy of the same architecture
+  too, on the same seeds. Prints success per task and writes
   <run-dir>/runs/eval-<time>/report.md. make run ends with it.
+  --suite S         builtin (default -suite, env ASYNCWEBRL_SUITE), miniwob or all:
+                    the tasks of the suite the action space can express
+  --tasks a,b       only these tasks, whatever their tier (MiniWoB++ ones with or
+                    without "miniwob/"); a task beyond the action space is an error
   --policy NAME     the policy (default -policy-name, "default")
-  --tiers T         comma-separated tiers (default easy,medium)
-  --episodes N      episodes per family and model (default 10)
+  --tiers T         comma-separated tiers (default easy,medium, up to -max-tier)
+  --episodes N      episodes per task and model (default 10)
   --seed-base S     first task seed (default 700000: not a seed the curriculum draws)
   --random          evaluate the random-init policy beside it
-Flags: -brokers, -topic-prefix, -executors, the Kafka security flags.
+Flags: -brokers, -topic-prefix, -executors, -miniwob-dir, the Kafka security flags.
 `
 
 func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	vals, rest, err := subFlags(args, []string{"policy", "tiers", "episodes", "seed-base"}, []string{"random", "help", "h"})
+	vals, rest, err := subFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "help", "h"})
 	if err != nil {
 		return usageError{err}
 	}
@@ -51,15 +59,13 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return usageError{fmt.Errorf("invalid --seed-base %q: want a non-negative number", v)}
 		}
 	}
-	var tiers []webenv.Tier
-	for _, s := range strings.Split(cmp.Or(vals["tiers"], "easy,medium"), ",") {
-		t, err := webenv.ParseTier(strings.TrimSpace(s))
-		if err != nil {
-			return usageError{fmt.Errorf("invalid --tiers: %w", err)}
-		}
-		tiers = append(tiers, t)
-	}
+	// --suite is the binary's -suite (config.Parse reads it from rest): the
+	// same flag and env var as the run that trained the policy.
 	cfg, err := parse(rest, stdout)
+	if err != nil {
+		return err
+	}
+	groups, err := evalGroups(cfg, vals["tasks"], vals["tiers"])
 	if err != nil {
 		return err
 	}
@@ -85,14 +91,29 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	stamp := time.Now().UTC().Format("20060102-150405")
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Held-out evaluation %s\n\n", stamp)
-	fmt.Fprintf(&b, "Greedy success on the held-out test site of each family, %d episodes per family and model (seeds %d..%d), policy `%s` version %d from the weights topic `%s`.\n\n",
-		episodes, seedBase, seedBase+int64(episodes)-1, policy, version, cat.Name(topics.Weights))
-	for _, tier := range tiers {
+	builtin, miniwob := false, false
+	for _, g := range groups {
+		for _, f := range g.fams {
+			miniwob = miniwob || webenv.IsMiniWoB(f.Name)
+			builtin = builtin || !webenv.IsMiniWoB(f.Name)
+		}
+	}
+	var where []string
+	if builtin {
+		where = append(where, fmt.Sprintf("a built-in family on its test site, seeds %d..%d", seedBase, seedBase+int64(episodes)-1))
+	}
+	if miniwob {
+		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d (success: raw reward > 0; decayed: the mean time-decayed reward)",
+			webenv.MiniWoBSeed(webenv.SplitTest, seedBase), webenv.MiniWoBSeed(webenv.SplitTest, seedBase+int64(episodes)-1)))
+	}
+	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
+		cfg.Suite, strings.Join(where, "; "), episodes, policy, version, cat.Name(topics.Weights))
+	for _, g := range groups {
 		res := make([]replay.EvalResult, len(models))
 		for i, m := range models {
-			fmt.Fprintf(stdout, "evaluating %s on the held-out %s sites (%d episodes per family)...\n", m.label, tier, episodes)
-			ec := replay.EvalConfig{Config: cfg, Factory: f, Tier: tier, Episodes: episodes, SeedBase: seedBase, Executors: cfg.Actor.Executors, Log: log,
-				Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, tier, i)}
+			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
+			ec := replay.EvalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
+				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i)}
 			name := policy
 			if m.onnx == nil {
 				name = "random-init"
@@ -102,23 +123,116 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			fmt.Fprintf(stdout, "  %s: %.0f%% in %s\n", m.label, 100*res[i].Rate(), res[i].Took.Round(time.Second))
 		}
-		fmt.Fprintf(&b, "## %s tier\n\n| family |", tier)
-		for _, m := range models {
-			fmt.Fprintf(&b, " %s |", m.label)
-		}
-		b.WriteString("\n|---|" + strings.Repeat("---|", len(models)) + "\n")
-		for _, fam := range res[0].Families() {
-			fmt.Fprintf(&b, "| %s |", fam)
-			for _, r := range res {
-				fmt.Fprintf(&b, " %d/%d |", r.Success[fam], r.Episodes[fam])
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("| **all** |")
-		for _, r := range res {
-			fmt.Fprintf(&b, " **%.0f%%** |", 100*r.Rate())
-		}
-		b.WriteString("\n\n")
+		writeEvalTable(&b, g.tier, res, func(i int) string { return models[i].label })
 	}
 	return writeReport(filepath.Join(cfg.RunDir, "runs", "eval-"+stamp), b.String(), stdout)
+}
+
+// evalGroup is the tasks of one tier, evaluated together.
+type evalGroup struct {
+	tier  webenv.Tier
+	suite webenv.Suite
+	fams  []webenv.FamilyInfo
+}
+
+// evalGroups resolves --tasks (any tier) or --tiers (default easy and
+// medium, none above -max-tier) to the suite's tasks the action space can
+// express, by tier.
+func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error) {
+	suite, err := webenv.ParseSuite(cfg.Suite)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("invalid --suite: %w", err)}
+	}
+	var fams []webenv.FamilyInfo
+	var tiers []webenv.Tier
+	if tasks != "" {
+		if fams, err = webenv.SelectFamilies(suite, config.SplitList(tasks)); err != nil {
+			return nil, usageError{fmt.Errorf("invalid --tasks: %w", err)}
+		}
+		if len(fams) == 0 {
+			return nil, usageError{fmt.Errorf("invalid --tasks %q: name at least one task", tasks)}
+		}
+		for _, f := range fams {
+			if !slices.Contains(tiers, f.Tier) {
+				tiers = append(tiers, f.Tier)
+			}
+		}
+		slices.Sort(tiers)
+	} else {
+		maxTier, err := webenv.ParseTier(cmp.Or(cfg.Learner.MaxTier, "hard"))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("invalid -max-tier: %w", err)}
+		}
+		for _, s := range strings.Split(cmp.Or(tierList, "easy,medium"), ",") {
+			t, err := webenv.ParseTier(strings.TrimSpace(s))
+			if err != nil {
+				return nil, usageError{fmt.Errorf("invalid --tiers: %w", err)}
+			}
+			// The default stops at the tier the run trained up to;
+			// tiers asked for by name are evaluated.
+			if tierList == "" && t > maxTier {
+				continue
+			}
+			tiers = append(tiers, t)
+		}
+		fams = webenv.Schedulable(suite)
+	}
+	var out []evalGroup
+	for _, t := range tiers {
+		g := evalGroup{tier: t, suite: suite}
+		for _, f := range fams {
+			if f.Tier == t {
+				g.fams = append(g.fams, f)
+			}
+		}
+		if len(g.fams) > 0 {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("no task of suite %s in tiers %v to evaluate", suite, tiers)}
+	}
+	return out, nil
+}
+
+// writeEvalTable writes one tier's table: per task, each model's greedy
+// success, and for MiniWoB++ tasks the mean time-decayed reward and the
+// timeouts (the figures MiniWoB++ results report beside success).
+func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResult, label func(int) string) {
+	miniwob := false
+	for _, fam := range res[0].Families() {
+		miniwob = miniwob || webenv.IsMiniWoB(fam)
+	}
+	fmt.Fprintf(b, "## %s tier\n\n| task |", tier)
+	for i := range res {
+		fmt.Fprintf(b, " %s |", label(i))
+	}
+	cols := len(res)
+	if miniwob {
+		for i := range res {
+			fmt.Fprintf(b, " %s decayed | %s timeouts |", label(i), label(i))
+		}
+		cols += 2 * len(res)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", cols) + "\n")
+	for _, fam := range res[0].Families() {
+		fmt.Fprintf(b, "| %s |", fam)
+		for _, r := range res {
+			fmt.Fprintf(b, " %d/%d |", r.Success[fam], r.Episodes[fam])
+		}
+		if miniwob {
+			for _, r := range res {
+				fmt.Fprintf(b, " %.2f | %d |", r.MeanDecayed(fam), r.TimedOut[fam])
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **all** |")
+	for _, r := range res {
+		fmt.Fprintf(b, " **%.0f%%** |", 100*r.Rate())
+	}
+	if miniwob {
+		b.WriteString(strings.Repeat(" |", 2*len(res)))
+	}
+	b.WriteString("\n\n")
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -26,11 +25,6 @@ func newWebenv(d deps) (app.Service, error) {
 	suite, err := webenv.ParseSuite(d.cfg.Suite)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
-	}
-	if suite.HasMiniWoB() && slices.ContainsFunc(d.cfg.Targets, func(t string) bool { return t == "learner" || t == "actor" }) {
-		// Said once at start so that a run is not mistaken for MiniWoB++
-		// training: the pages are served and driven, not yet scheduled.
-		d.log.Warn("the curriculum and the actors' local tasks are still the built-in families; MiniWoB++ tasks are served for the env API (issue 16)", "suite", suite)
 	}
 	return webenv.New(
 		webenv.WithAddr(d.cfg.WebenvAddr),

@@ -273,6 +273,43 @@ func TestIntegrationMiniWoB(t *testing.T) {
 		}
 	})
 
+	t.Run("a click after the time limit ended the episode is not made", func(t *testing.T) {
+		reset(t, e, TaskRef{Family: "miniwob/click-test", Seed: 6})
+		tab, cancel := e.bind(context.Background())
+		defer cancel()
+		// What the page's timer does when it fires between two steps.
+		if err := e.eval(tab, `core.endEpisode(-1, false, 'timed out'); true`, nil); err != nil {
+			t.Fatal(err)
+		}
+		var before int
+		if err := e.eval(tab, `WOB_EPISODE_ID`, &before); err != nil {
+			t.Fatal(err)
+		}
+		bid, err := e.QueryBID(context.Background(), "#subbtn", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Step(context.Background(), Action{Type: Click, BID: bid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Done || r.Info.Success || !r.Info.TimedOut || r.Info.Raw != -1 || !strings.Contains(r.Info.Error, "the episode is over (timed out)") {
+			t.Fatalf("done %v info %+v", r.Done, r.Info)
+		}
+		// The click never reached core.js's cover, which would have started
+		// an unseeded episode.
+		var after struct {
+			ID   int  `json:"id"`
+			Done bool `json:"done"`
+		}
+		if err := e.eval(tab, `({id: WOB_EPISODE_ID, done: !!WOB_DONE_GLOBAL})`, &after); err != nil {
+			t.Fatal(err)
+		}
+		if after.ID != before || !after.Done {
+			t.Errorf("episode id %d → %d, done %v: the cover was clicked", before, after.ID, after.Done)
+		}
+	})
+
 	t.Run("an unknown task is an error, not a hang", func(t *testing.T) {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

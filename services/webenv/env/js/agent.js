@@ -239,8 +239,12 @@
     return '';
   };
 
-  // point scrolls an element into view and returns the point to click.
+  // point scrolls an element into view and returns the point to click. On
+  // a page whose episode already ended (a MiniWoB++ task's own time limit
+  // can end it between two steps) it refuses: core.js has brought its
+  // cover back, and a click on the cover would start an unseeded episode.
   S.point = function (bid) {
+    if (window.WOB_DONE_GLOBAL) throw new Error('the episode is over (' + (window.WOB_REWARD_REASON || 'done') + '): nothing is clicked');
     var el = find(bid);
     if (el.tagName === 'OPTION') throw new Error('bid "' + bid + '" is an option: use select_option on its select');
     el.scrollIntoView({ block: 'nearest', inline: 'nearest' });

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// TestEvalGroups checks what replay eval evaluates for --suite, --tasks,
+// --tiers and -max-tier: tasks by tier, never one the action space cannot
+// express.
+func TestEvalGroups(t *testing.T) {
+	t.Setenv("ASYNCWEBRL_SUITE", "")
+	for _, tc := range []struct {
+		name         string
+		args         []string // binary flags (config.Parse)
+		tasks, tiers string
+		want         string // tier:count tier:count, or the error
+	}{
+		{"builtin default", nil, "", "", "easy:builtin medium:builtin"},
+		{"builtin max tier", []string{"-max-tier=easy"}, "", "", "easy:builtin"},
+		{"miniwob", []string{"--suite", "miniwob"}, "", "", "easy:miniwob medium:miniwob"},
+		{"miniwob easy run", []string{"-suite=miniwob", "-max-tier=easy"}, "", "", "easy:miniwob"},
+		{"tiers named beat max tier", []string{"-suite=miniwob", "-max-tier=easy"}, "", "medium", "medium:miniwob"},
+		{"tasks", []string{"--suite", "miniwob"}, "click-test,miniwob/enter-text,login-user,email-inbox-reply", "", "easy:3 medium:1"},
+		{"tasks of all", []string{"-suite=all"}, "click-button,miniwob/click-button", "hard", "easy:2"},
+		{"unsupported task", []string{"--suite", "miniwob"}, "click-test,drag-box", "", "invalid --tasks: task miniwob/drag-box is not supported by the action space: needs drag"},
+		{"task of another suite", nil, "click-test", "", "task miniwob/click-test is not in suite builtin"},
+		{"unknown task", nil, "no-such-task", "", "invalid --tasks: unknown task"},
+		{"miniwob task in builtin", nil, "miniwob/click-test", "", "not in suite builtin"},
+		{"unknown tier", nil, "", "easy,impossible", "invalid --tiers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parse(tc.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups, err := evalGroups(cfg, tc.tasks, tc.tiers)
+			if err != nil {
+				var ue usageError
+				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want a usage error with %q", err, tc.want)
+				}
+				return
+			}
+			var got []string
+			for _, g := range groups {
+				kind := "builtin"
+				n := 0
+				for _, f := range g.fams {
+					if f.Unsupported != "" {
+						t.Errorf("%s evaluated, beyond the action space (%s)", f.Name, f.Unsupported)
+					}
+					if f.Tier != g.tier {
+						t.Errorf("%s (%s) in the %s group", f.Name, f.Tier, g.tier)
+					}
+					if webenv.IsMiniWoB(f.Name) {
+						kind = "miniwob"
+						n++
+					}
+				}
+				switch {
+				case tc.tasks != "":
+					kind = strconv.Itoa(len(g.fams)) // named tasks: how many
+				case kind == "miniwob" && n != len(g.fams):
+					kind = "mixed"
+				}
+				got = append(got, g.tier.String()+":"+kind)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("groups %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Bad --suite and --tasks are usage errors found before a broker is needed.
+func TestSuiteFlagsRejected(t *testing.T) {
+	ctx := t.Context()
+	for _, args := range [][]string{
+		{"--suite", "miniwob++"},
+		{"--suite", "miniwob", "--tasks", "drag-box"},
+		{"--suite", "miniwob", "--tasks", "no-such-task"},
+		{"--tasks", ","},
+	} {
+		err := runReplayEval(ctx, args, io.Discard, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("replay eval %q: %v, want a usage error", args, err)
+		}
+	}
+	err := runBenchRollout(ctx, []string{"-suite=bogus"}, io.Discard, io.Discard)
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "invalid -suite") {
+		t.Errorf("bench rollout -suite=bogus: %v, want a usage error", err)
+	}
+}

@@ -1,0 +1,75 @@
+package learner
+
+import (
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// familyWindow is the number of recent training episodes of a family whose
+// success weights its draws (CurriculumConfig.Focus): short, so that a family
+// just learnt stops drawing extra practice within a few minutes, long enough
+// that one lucky episode does not.
+const familyWindow = 20
+
+// window appends ok to w and keeps its last n entries.
+func window(w []bool, ok bool, n int) []bool {
+	w = append(w, ok)
+	if len(w) > n {
+		w = w[len(w)-n:]
+	}
+	return w
+}
+
+// drawFamily draws a training family of a tier: uniformly when Focus is 0,
+// else each weighted by 1 + Focus × (1 − its recent training success), a
+// family never trained yet counting as unsolved. The caller holds cu.mu.
+func (cu *curriculum) drawFamily(tier webenv.Tier) webenv.FamilyInfo {
+	fams := cu.fams[tier]
+	if cu.c.Focus == 0 {
+		return fams[cu.rng.IntN(len(fams))]
+	}
+	weights := make([]float64, len(fams))
+	total := 0.0
+	for i, f := range fams {
+		weights[i] = 1 + cu.c.Focus*(1-rate(cu.byFamily[f.Name]))
+		total += weights[i]
+	}
+	x := cu.rng.Float64() * total
+	for i, w := range weights {
+		if x < w {
+			return fams[i]
+		}
+		x -= w
+	}
+	return fams[len(fams)-1]
+}
+
+// demoFamilies are the scheduled families with a scripted solution: the
+// built-in ones (MiniWoB++ pages score themselves and have none); nil once
+// the demonstrations are issued. The caller holds cu.mu.
+func (cu *curriculum) demoFamilies() []webenv.FamilyInfo {
+	if cu.demosIssued >= cu.c.Demos {
+		return nil
+	}
+	var out []webenv.FamilyInfo
+	for _, f := range cu.all {
+		if !webenv.IsMiniWoB(f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// taskSeed maps the scheduler's n-th seed onto the task's side of the
+// split: a MiniWoB++ task is split by seed range (webenv.MiniWoBSeed: train
+// episodes never see a test problem), a built-in family by site, its seeds
+// free.
+func taskSeed(f webenv.FamilyInfo, split eventspb.Split, n int64) int64 {
+	if !webenv.IsMiniWoB(f.Name) {
+		return n
+	}
+	if split == eventspb.Split_SPLIT_TEST {
+		return webenv.MiniWoBSeed(webenv.SplitTest, n)
+	}
+	return webenv.MiniWoBSeed(webenv.SplitTrain, n)
+}

@@ -1,0 +1,159 @@
+package learner
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// TestCurriculumSuites checks the task choice of each suite: what families
+// are drawn, on which split, with which seeds, and that no MiniWoB++ task
+// the action space cannot express is ever issued.
+func TestCurriculumSuites(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name             string
+		cfg              CurriculumConfig
+		builtin, miniwob bool // families of each kind issued
+		demos            int
+	}{
+		{"builtin", CurriculumConfig{Demos: 2}, true, false, 2},
+		{"miniwob", CurriculumConfig{Suite: webenv.SuiteMiniWoB, Demos: 2}, false, true, 0},
+		{"miniwob easy", CurriculumConfig{Suite: webenv.SuiteMiniWoB, MaxTier: webenv.Easy}, false, true, 0},
+		{"all", CurriculumConfig{Suite: webenv.SuiteAll, Demos: 2}, true, true, 2},
+		{"miniwob tasks", CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{"miniwob/click-test", "miniwob/enter-text"}}, false, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.EvalFraction, tc.cfg.Seed = 0.3, 7
+			cu, err := newCurriculum(tc.cfg, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var builtin, miniwob, eval, train, demos int
+			for range 2000 {
+				for _, task := range cu.pick() {
+					f, ok := webenv.LookupFamily(task.GetFamily())
+					if !ok {
+						t.Fatalf("unknown family %q issued", task.GetFamily())
+					}
+					if f.Unsupported != "" {
+						t.Fatalf("unsupported task %s issued (%s)", f.Name, f.Unsupported)
+					}
+					if tc.cfg.MaxTier != 0 && f.Tier > tc.cfg.MaxTier {
+						t.Fatalf("%s of tier %s above the max tier", f.Name, f.Tier)
+					}
+					if len(tc.cfg.Families) > 0 && f.Name != tc.cfg.Families[0] && f.Name != tc.cfg.Families[1] {
+						t.Fatalf("%s issued outside %v", f.Name, tc.cfg.Families)
+					}
+					if eventspb.Tier(f.Tier) != task.GetTier() {
+						t.Errorf("%s issued as tier %v, want %s (miniwob.go)", f.Name, task.GetTier(), f.Tier)
+					}
+					split := webenv.TaskSplit(task.GetFamily(), task.GetSite(), task.GetSeed())
+					switch {
+					case task.GetDemo():
+						demos++
+						if webenv.IsMiniWoB(f.Name) {
+							t.Errorf("a demonstration of %s, which has no scripted solution", f.Name)
+						}
+					case task.GetSplit() == eventspb.Split_SPLIT_TEST:
+						eval++
+						if !task.GetGreedy() || split != webenv.SplitTest {
+							t.Errorf("eval task %s (seed %d): greedy %v, split %q; want greedy on the test split", task.GetTaskId(), task.GetSeed(), task.GetGreedy(), split)
+						}
+					default:
+						train++
+						if task.GetGreedy() || split != webenv.SplitTrain {
+							t.Errorf("training task %s (seed %d): greedy %v, split %q; want sampled on the train split", task.GetTaskId(), task.GetSeed(), task.GetGreedy(), split)
+						}
+					}
+					if webenv.IsMiniWoB(f.Name) {
+						miniwob++
+						if task.GetSite() != webenv.MiniWoBSite {
+							t.Errorf("%s on site %q", task.GetTaskId(), task.GetSite())
+						}
+					} else {
+						builtin++
+					}
+				}
+			}
+			if (builtin > 0) != tc.builtin || (miniwob > 0) != tc.miniwob {
+				t.Errorf("%d built-in and %d MiniWoB++ tasks; want built-in %v, MiniWoB++ %v", builtin, miniwob, tc.builtin, tc.miniwob)
+			}
+			if demos != tc.demos || eval == 0 || train == 0 {
+				t.Errorf("%d demos, %d eval, %d training tasks; want %d demos and both others", demos, eval, train, tc.demos)
+			}
+		})
+	}
+}
+
+// TestCurriculumFocus checks that with Focus a family that keeps failing is
+// drawn more often than one that succeeds, and at most 1 + Focus times as
+// often.
+func TestCurriculumFocus(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	solved, unsolved := "miniwob/click-test", "miniwob/click-button"
+	for _, tc := range []struct {
+		focus    float64
+		min, max float64 // bounds on draws(unsolved) / draws(solved)
+	}{
+		{-1, 0.8, 1.25}, // uniform
+		{1, 1.6, 2.5},   // weights 2 and 1
+		{3, 3.2, 5},     // weights 4 and 1
+	} {
+		cu, err := newCurriculum(CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{solved, unsolved}, EvalFraction: 0.01, Focus: tc.focus, Seed: 3}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range familyWindow {
+			cu.finished(&eventspb.Episode{Family: solved, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
+			cu.finished(&eventspb.Episode{Family: unsolved, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: false})
+		}
+		// Held-out and aborted episodes never weigh.
+		for range 50 {
+			cu.finished(&eventspb.Episode{Family: unsolved, Split: eventspb.Split_SPLIT_TEST, Tier: eventspb.Tier_TIER_EASY, Success: true})
+			cu.finished(&eventspb.Episode{Family: unsolved, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true, Aborted: true})
+		}
+		n := map[string]float64{}
+		for range 20000 {
+			for _, task := range cu.pick() {
+				if task.GetSplit() == eventspb.Split_SPLIT_TRAIN {
+					n[task.GetFamily()]++
+				}
+			}
+		}
+		if r := n[unsolved] / n[solved]; r < tc.min || r > tc.max {
+			t.Errorf("focus %v: unsolved drawn %.2f times as often as solved; want [%v, %v]", tc.focus, r, tc.min, tc.max)
+		}
+	}
+}
+
+func TestHeldOutTransition(t *testing.T) {
+	test := webenv.TestSite("click-button")
+	train := webenv.TrainSites(webenv.Families()[0])[0]
+	trainFam := webenv.Families()[0].Name
+	mk := func(family, site string, seed int64, split eventspb.Split) *eventspb.Transition {
+		return &eventspb.Transition{Family: family, Site: site,
+			Obs: &eventspb.Observation{Task: &eventspb.TaskRef{Family: family, Site: site, Seed: seed, Split: split}}}
+	}
+	for _, tc := range []struct {
+		name string
+		tr   *eventspb.Transition
+		want bool
+	}{
+		{"built-in test site", mk("click-button", test, 5, eventspb.Split_SPLIT_TEST), true},
+		{"built-in test site, split left out", mk("click-button", test, 5, eventspb.Split_SPLIT_UNSPECIFIED), true},
+		{"built-in train site", mk(trainFam, train, 5, eventspb.Split_SPLIT_TRAIN), false},
+		{"miniwob train seed", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTrain, 9), eventspb.Split_SPLIT_TRAIN), false},
+		{"miniwob test seed", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTest, 9), eventspb.Split_SPLIT_TEST), true},
+		{"miniwob test seed labelled train", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTest, 9), eventspb.Split_SPLIT_TRAIN), true},
+		{"miniwob train seed labelled test", mk("miniwob/click-test", webenv.MiniWoBSite, 9, eventspb.Split_SPLIT_TEST), true},
+		{"miniwob seed outside both ranges", mk("miniwob/click-test", webenv.MiniWoBSite, 0, eventspb.Split_SPLIT_UNSPECIFIED), true},
+	} {
+		if got := heldOutTransition(tc.tr); got != tc.want {
+			t.Errorf("%s: held out %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

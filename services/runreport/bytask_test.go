@@ -1,0 +1,76 @@
+package runreport
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+func TestByTask(t *testing.T) {
+	start := time.Unix(1000, 0)
+	s := NewStats(start)
+	add := func(i int, family string, tier eventspb.Tier, heldOut, success bool, version uint64) {
+		e := ep(start.Add(time.Duration(i)*time.Second), heldOut, success, version)
+		e.Family, e.Tier = family, tier
+		s.AddEpisode(e)
+	}
+	i := 0
+	// click-test: the random-init policy fails held-out twice, then the
+	// trained one succeeds 3 of 4.
+	for _, ok := range []bool{false, false} {
+		add(i, "miniwob/click-test", eventspb.Tier_TIER_EASY, true, ok, 0)
+		i++
+	}
+	for _, ok := range []bool{true, true, false, true} {
+		add(i, "miniwob/click-test", eventspb.Tier_TIER_EASY, true, ok, 3)
+		i++
+	}
+	add(i, "miniwob/click-test", eventspb.Tier_TIER_EASY, false, true, 3)
+	add(i, "miniwob/login-user", eventspb.Tier_TIER_EASY, false, false, 3)
+	add(i, "miniwob/email-inbox-reply", eventspb.Tier_TIER_MEDIUM, true, true, 3)
+	// A task beyond the action space, run by hand: left out of every figure.
+	add(i, "miniwob/drag-box", eventspb.Tier_TIER_EASY, true, false, 3)
+
+	rows := s.ByTask(4, start.Add(time.Hour))
+	want := []struct {
+		family                 string
+		heldOut, train, random Rate
+	}{
+		{"miniwob/click-test", Rate{3, 4}, Rate{1, 1}, Rate{0, 2}},
+		{"miniwob/login-user", Rate{}, Rate{0, 1}, Rate{}},
+		{"miniwob/email-inbox-reply", Rate{1, 1}, Rate{}, Rate{}},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %+v, want %d (easy first, no drag-box)", rows, len(want))
+	}
+	for k, w := range want {
+		r := rows[k]
+		if r.Family != w.family || r.HeldOut != w.heldOut || r.Train != w.train || r.RandomHeldOut != w.random {
+			t.Errorf("row %d = %+v, want %+v", k, r, w)
+		}
+	}
+	if s.Episodes() != 9 {
+		t.Errorf("%d episodes counted, want 9 (drag-box left out)", s.Episodes())
+	}
+
+	dir := t.TempDir()
+	paths, err := WriteReport(dir, s, start.Add(time.Minute), 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"## Held-out success by task", "| miniwob/click-test | easy | 3/4 (75%) | 1/1 (100%) | 0/2 (0%) |", "| miniwob/login-user | easy | - | 0/1 (0%) | - |"} {
+		if !strings.Contains(string(md), line) {
+			t.Errorf("report lacks %q:\n%s", line, md)
+		}
+	}
+	if strings.Contains(string(md), "drag-box") {
+		t.Errorf("report shows a task beyond the action space:\n%s", md)
+	}
+}
