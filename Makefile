@@ -9,7 +9,11 @@ export KAFKA_PORT ?= 19092
 export KAFKA_CONTROLLER_PORT ?= 19093
 export CLICKHOUSE_TCP_PORT ?= 19000
 export CLICKHOUSE_HTTP_PORT ?= 18123
-export ASYNCWEBRL_BROKERS ?= 127.0.0.1:$(KAFKA_PORT)
+# KAFKA_NODES=3: a local three-broker cluster (infra/kafka.sh; node i on
+# KAFKA_PORT+2(i-1)), every topic replicated three times.
+export KAFKA_NODES ?= 1
+export ASYNCWEBRL_BROKERS ?= $(shell KAFKA_NODES=$(KAFKA_NODES) KAFKA_PORT=$(KAFKA_PORT) infra/kafka.sh brokers)
+export ASYNCWEBRL_TOPIC_REPLICATION ?= $(if $(filter 1 2,$(KAFKA_NODES)),$(KAFKA_NODES),3)
 export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
 # Packages whose code is concurrent run their unit tests under the race

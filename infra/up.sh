@@ -8,5 +8,5 @@ source "$(dirname "$0")/lib.sh"
 "$INFRA_DIR/kafka.sh" start >&2
 "$INFRA_DIR/clickhouse.sh" start >&2
 
-echo "ASYNCWEBRL_BROKERS=127.0.0.1:$KAFKA_PORT"
+echo "ASYNCWEBRL_BROKERS=$("$INFRA_DIR/kafka.sh" brokers)"
 echo "ASYNCWEBRL_CLICKHOUSE_ADDR=127.0.0.1:$CLICKHOUSE_TCP_PORT"

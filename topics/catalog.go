@@ -58,6 +58,10 @@ func (s Spec) Configs() map[string]string {
 		"cleanup.policy":    s.Cleanup,
 		"retention.ms":      ret,
 		"max.message.bytes": strconv.Itoa(int(s.MaxMessageBytes)),
+		// With three replicas an acknowledged write is on two brokers, so
+		// one broker may die with nothing lost and writes still accepted;
+		// fewer replicas cannot ask for more than one.
+		"min.insync.replicas": strconv.Itoa(max(1, min(2, int(s.Replication)-1))),
 	}
 }
 
