@@ -83,6 +83,11 @@ func (w *weightsWatcher) follow(ctx context.Context, srv *policy.Server, haveAny
 			continue
 		}
 		if err := srv.Swap(ctx, next.onnx, next.version); err != nil {
+			if ctx.Err() != nil {
+				// Stopping: the learner's final version arrived as the
+				// executors ended; there is nothing left to serve it to.
+				return
+			}
 			w.log.Error("unable to swap in new weights", "version", next.version, "err", err)
 			w.onBad()
 			continue
