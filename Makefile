@@ -20,7 +20,7 @@ BIN := bin/asyncwebrl
 # detector too (the integration tests ran once above).
 RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/runreport/...
 
-.PHONY: run setup up down status build test test-unit test-integration bench lint fmt clean help
+.PHONY: run setup gotch up down status build test test-unit test-integration bench lint fmt clean help
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,6 +45,11 @@ run: setup up build ## install what is missing, start Kafka and ClickHouse, trai
 setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, MiniWoB++ pages
 	infra/setup.sh
 
+# go.mod replaces gotch with .run/gotch (patched for Debian's libtorch), so
+# nothing that loads the module graph works before this step has run once.
+gotch: ## the patched gotch copy go.mod's replace points at (part of setup)
+	infra/setup.sh gotch
+
 up: ## start the local Kafka broker and ClickHouse server
 	infra/up.sh
 
@@ -54,7 +59,7 @@ down: ## stop them
 status: ## show whether they run
 	infra/kafka.sh status; infra/clickhouse.sh status
 
-build: ## build bin/asyncwebrl
+build: gotch ## build bin/asyncwebrl
 	go build -o $(BIN) ./services/cmd/asyncwebrl
 
 test: setup up ## every test: unit, race, integration against the real Kafka, ClickHouse and Chromium
@@ -62,7 +67,7 @@ test: setup up ## every test: unit, race, integration against the real Kafka, Cl
 	go test -count=1 -timeout 30m ./...
 	go test -count=1 -race -skip '^TestIntegration' -timeout 30m $(RACE_PKGS)
 
-test-unit: ## unit tests only (no real services)
+test-unit: gotch ## unit tests only (no real services)
 	ASYNCWEBRL_SKIP_INTEGRATION=1 go test -count=1 ./...
 
 test-integration: setup up ## integration tests only
@@ -71,9 +76,14 @@ test-integration: setup up ## integration tests only
 bench: setup up ## benchmarks that print their baseline side by side
 	go test -run '^$$' -bench . -benchtime 3x ./...
 
-lint: ## gofmt, vet, compose config
+# go mod tidy -diff: go.mod and go.sum say exactly what the code imports
+# (direct requirements unmarked); go mod verify: the module cache is as
+# downloaded (gotch is patched in .run/gotch, never in the cache).
+lint: gotch ## gofmt, vet, go.mod tidy and verified, compose config
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
+	go mod tidy -diff
+	go mod verify
 	docker-compose -f compose.yaml config -q
 
 fmt: ## gofmt every file

@@ -3,7 +3,7 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            all steps
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gomod protoc gotch miniwob
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc miniwob
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -72,6 +72,9 @@ step_protoc() {
   (cd "$REPO_DIR" && GOBIN=$RUN_DIR/bin go install "google.golang.org/protobuf/cmd/protoc-gen-go@$ver")
 }
 
+# gotch comes before gomod: go.mod replaces gotch with the patched copy in
+# the repository's .run/gotch, and go cannot load the module graph (go mod
+# download, go build, go vet) until that copy exists.
 step_gotch() {
   "$INFRA_DIR/gotch/patch.sh"
 }
@@ -105,10 +108,10 @@ step_miniwob() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gomod protoc gotch miniwob)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gomod protoc gotch miniwob)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc miniwob)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"

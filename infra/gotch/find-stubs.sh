@@ -31,11 +31,10 @@ command -v g++ >/dev/null || die "find-stubs: g++ not found"
 command -v python3 >/dev/null || die "find-stubs: python3 not found (used to unpack the module zip)"
 cd "$REPO_DIR"
 
-version=$(go list -m -f '{{.Version}}' "$GOTCH_MODULE") || die "find-stubs: $GOTCH_MODULE not in go.mod"
+version=$(gotch_version)
+[ -n "$version" ] || die "find-stubs: $GOTCH_MODULE not in go.mod"
 out=${1:-$GOTCH_INFRA/stubs-$version.txt}
-go mod download "$GOTCH_MODULE"
-zip=$(gotch_zip "$version")
-[ -f "$zip" ] || die "find-stubs: module zip $zip missing after go mod download"
+zip=$(gotch_zip "$version") || die "find-stubs: unable to download $GOTCH_MODULE@$version"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -9,10 +9,15 @@
 // keeps the symbol (c-generated.go still links) and turns a call into an
 // ordinary Go error.
 //
-// Two subcommands, used by infra/gotch/patch.sh and infra/gotch/find-stubs.sh:
+// Three subcommands, used by infra/gotch/patch.sh and infra/gotch/find-stubs.sh:
 //
 //	stub apply -in FILE [-zip ZIP] -out FILE -list LIST -reason TEXT
 //	stub find  -src FILE -diag FILE
+//	stub extract -zip ZIP -sum h1:HASH -out DIR
+//
+// extract checks the module zip against its pinned go.sum hash and unpacks
+// it: the build uses that copy through a replace directive, never the
+// module cache, which stays as go downloaded it.
 //
 // apply is deterministic: the output depends only on the input file and the
 // list, and applying it to its own output changes nothing.

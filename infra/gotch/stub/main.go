@@ -23,7 +23,8 @@ func main() {
 
 const usage = `usage:
   stub apply -in FILE [-zip ZIP] -out FILE -list LIST -reason TEXT
-  stub find  -src FILE -diag FILE`
+  stub find  -src FILE -diag FILE
+  stub extract -zip ZIP -sum h1:HASH -out DIR`
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
@@ -34,6 +35,8 @@ func run(args []string, stdout io.Writer) error {
 		return runApply(args[1:])
 	case "find":
 		return runFind(args[1:], stdout)
+	case "extract":
+		return runExtract(args[1:])
 	default:
 		return fmt.Errorf("unknown subcommand %q\n%s", args[0], usage)
 	}
