@@ -1,11 +1,10 @@
 package eventspb
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // SchemaVersion is stamped on every envelope this build produces. Bump it
@@ -18,7 +17,7 @@ const SchemaVersion uint32 = 1
 func NewEnvelope(producer string) *Envelope {
 	now := time.Now()
 	return &Envelope{
-		EventId:            newEventID(now),
+		EventId:            NewEventID(),
 		SchemaVersion:      SchemaVersion,
 		Producer:           producer,
 		ProducedAtUnixNano: now.UnixNano(),
@@ -27,33 +26,12 @@ func NewEnvelope(producer string) *Envelope {
 
 // NewEventID returns a UUIDv7 string: the millisecond timestamp first, so
 // ids sort by creation time (ClickHouse sorting keys, Kafka log inspection),
-// then 74 random bits, so two producers never collide in practice.
-func NewEventID() string { return newEventID(time.Now()) }
-
-func newEventID(now time.Time) string {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (it aborts the program instead).
-	var ms [8]byte
-	binary.BigEndian.PutUint64(ms[:], uint64(now.UnixMilli()))
-	copy(u[:6], ms[2:])
-	u[6] = u[6]&0x0f | 0x70 // version 7
-	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	return FormatUUID(u)
-}
-
-// FormatUUID writes u in the canonical 8-4-4-4-12 hex form.
-func FormatUUID(u [16]byte) string {
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:36], u[10:16])
-	return string(s[:])
+// then random bits, so two producers never collide in practice. google/uuid
+// also keeps ids of one process in order within a millisecond.
+func NewEventID() string {
+	// NewV7 fails only when crypto/rand does, which aborts the program
+	// instead of returning an error since Go 1.24.
+	return uuid.Must(uuid.NewV7()).String()
 }
 
 // DeterministicID returns a UUID-shaped id derived from seed and parts
@@ -67,9 +45,11 @@ func DeterministicID(seed string, parts ...string) string {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
 	}
-	var u [16]byte
+	// Not uuid.NewHash: it hashes a namespace first, which would change
+	// every id already written (and the golden files that pin them).
+	var u uuid.UUID
 	copy(u[:], h.Sum(nil))
 	u[6] = u[6]&0x0f | 0x80 // version 8
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	return FormatUUID(u)
+	return u.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
@@ -149,7 +150,7 @@ func (x *executor) close() {
 // new tab is opened. It retries until ctx ends.
 func (x *executor) recover(ctx context.Context, cause error) error {
 	x.close()
-	backoff := 100 * time.Millisecond
+	bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		b, gen, err := x.s.pool.get(x.slot)
 		if err != nil {
@@ -170,12 +171,9 @@ func (x *executor) recover(ctx context.Context, cause error) error {
 			// time round it is restarted.
 			x.gen = gen
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
+		if err := bo.Wait(ctx); err != nil {
+			return err
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -133,7 +134,7 @@ func (p *pool) restart(ctx context.Context, i int, gen uint64, why string) error
 	}
 	p.log.Warn("restarting browser", "browser", s.idx, "pid", s.pgid, "generation", s.gen, "why", why)
 	p.closeSlot(s)
-	backoff := 200 * time.Millisecond
+	bo := backoff.Backoff{Min: 200 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		err := p.launch(ctx, s)
 		if err == nil {
@@ -144,12 +145,9 @@ func (p *pool) restart(ctx context.Context, i int, gen uint64, why string) error
 			return nil
 		}
 		p.log.Error("unable to restart browser", "browser", s.idx, "err", err)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("unable to restart browser %d: %w", s.idx, ctx.Err())
-		case <-time.After(backoff):
+		if err := bo.Wait(ctx); err != nil {
+			return fmt.Errorf("unable to restart browser %d: %w", s.idx, err)
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -3,12 +3,13 @@ package recorder
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
 // flusher inserts the queued batches in order and commits each one's
@@ -43,7 +44,9 @@ func (r *Recorder) flusher(ctx context.Context, queue <-chan *batch, free chan<-
 // jitter for as long as it takes (no record is given up while the process
 // lives), unless ctx ends. Tables already inserted are not re-sent.
 func (r *Recorder) insert(ctx context.Context, b *batch) error {
-	wait := r.o.backoffMin
+	// Jittered: recorders of one group that lost ClickHouse together do
+	// not come back in lockstep.
+	bo := backoff.Backoff{Min: r.o.backoffMin, Max: r.o.backoffMax, Jitter: true}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, r.o.insertTimeout)
 		err := b.rows.Insert(actx, r.conn, r.ch.Database)
@@ -63,15 +66,10 @@ func (r *Recorder) insert(ctx context.Context, b *batch) error {
 		r.stats.InsertErrors++
 		r.mu.Unlock()
 		r.setInsertErr(err)
-		r.o.log.Warn("insert failed; retrying", "attempt", attempt, "retry_in", wait, "pending_rows", b.rows.Len(), "err", err)
-		// Jitter in [wait/2, 3*wait/2): recorders of one group that lost
-		// ClickHouse together do not come back in lockstep.
-		select {
-		case <-ctx.Done():
+		r.o.log.Warn("insert failed; retrying", "attempt", attempt, "retry_in", bo.Next(), "pending_rows", b.rows.Len(), "err", err)
+		if bo.Wait(ctx) != nil {
 			return errors.Join(err, ctx.Err())
-		case <-time.After(wait/2 + time.Duration(rand.Int64N(int64(wait)+1))):
 		}
-		wait = min(2*wait, r.o.backoffMax)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -182,12 +183,10 @@ func (r *Recorder) connect(ctx context.Context) (driver.Conn, error) {
 
 // connectLoop retries connect with backoff until it works or ctx ends (nil).
 func (r *Recorder) connectLoop(ctx context.Context) driver.Conn {
-	wait := r.o.backoffMin
+	bo := backoff.Backoff{Min: r.o.backoffMin, Max: r.o.backoffMax}
 	for {
-		select {
-		case <-ctx.Done():
+		if bo.Wait(ctx) != nil {
 			return nil
-		case <-time.After(wait):
 		}
 		conn, err := r.connect(ctx)
 		if err == nil {
@@ -195,8 +194,7 @@ func (r *Recorder) connectLoop(ctx context.Context) driver.Conn {
 			return conn
 		}
 		r.setInsertErr(err)
-		r.o.log.Warn("ClickHouse still unavailable", "retry_in", wait, "err", err)
-		wait = min(2*wait, r.o.backoffMax)
+		r.o.log.Warn("ClickHouse still unavailable", "retry_in", bo.Next(), "err", err)
 	}
 }
 
