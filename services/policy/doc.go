@@ -48,10 +48,9 @@
 // clickable, other), lexical matches against the instruction (fraction of
 // its words in the instruction, best coverage of a quoted phrase, exact
 // match of a quoted phrase, text as a run of the instruction, quoted phrase
-// inside the text), state (checked, focused, has value, value equals a
-// quoted phrase, disabled — read by name, so they light up once the Element
-// schema carries those fields), mean RGB of its box in the frame, and its
-// position in the list. Text candidates are the quoted phrases, then the
+// inside the text), state (Element's checked, focused, has value, value
+// equals a quoted phrase, disabled), mean RGB of its box in the frame, and
+// its position in the list. Text candidates are the quoted phrases, then the
 // instruction's words, deduplicated case-insensitively, with features
 // (quoted, single word, position, length, equals/inside an element's text,
 // equals an element's value, follows a typing verb, stopword, has digit).

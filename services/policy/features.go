@@ -6,8 +6,6 @@ import (
 	"math"
 	"strings"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 )
 
@@ -139,33 +137,16 @@ func roleClass(role string) int {
 	return roleOther
 }
 
-// elemState is the element state the featurizer uses when the schema carries
-// it.
+// elemState is the element state the featurizer reads.
 type elemState struct {
 	checked, focused, disabled bool
 	value                      string
 }
 
-// stateOf reads the optional state fields of an Element by name through
-// protoreflect: the current schema has no checked/focused/disabled/value
-// fields, and reading them by name lets the featurizer pick them up as soon
-// as they are added (fields are only ever added) without a weights-breaking
-// change of shapes.
+// stateOf reads an Element's state: the actor fills checked, focused,
+// disabled and value from the page (Element has all four).
 func stateOf(el *eventspb.Element) elemState {
-	m := el.ProtoReflect()
-	fields := m.Descriptor().Fields()
-	var s elemState
-	boolField := func(name protoreflect.Name) bool {
-		fd := fields.ByName(name)
-		return fd != nil && fd.Kind() == protoreflect.BoolKind && fd.Cardinality() != protoreflect.Repeated && m.Get(fd).Bool()
-	}
-	s.checked = boolField("checked")
-	s.focused = boolField("focused")
-	s.disabled = boolField("disabled")
-	if fd := fields.ByName("value"); fd != nil && fd.Kind() == protoreflect.StringKind && fd.Cardinality() != protoreflect.Repeated {
-		s.value = m.Get(fd).String()
-	}
-	return s
+	return elemState{checked: el.GetChecked(), focused: el.GetFocused(), disabled: el.GetDisabled(), value: el.GetValue()}
 }
 
 // Featurize turns an observation into the network's inputs. It is pure and
