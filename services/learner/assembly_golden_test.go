@@ -125,4 +125,3 @@ func released(out []*sample, names map[*sample]string, grpo bool) string {
 	}
 	return b.String()
 }
-
