@@ -18,7 +18,7 @@ export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
 # Packages whose code is concurrent run their unit tests under the race
 # detector too (the integration tests ran once above).
-RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/runreport/...
+RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/reporter/... ./services/cmd/...
 
 .PHONY: run setup gotch up down status build test test-unit test-integration bench lint fmt clean help
 

@@ -6,7 +6,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/asyncwebrl/asyncwebrl/services/internal/cli"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/cli"
 )
 
 func main() {

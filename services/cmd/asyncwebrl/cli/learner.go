@@ -7,7 +7,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
-	"github.com/asyncwebrl/asyncwebrl/services/runreport"
+	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -80,12 +80,12 @@ func newReporter(d deps) (app.Service, error) {
 		"suite": c.Suite,
 	}
 	p := d.catalog.Prefix
-	return runreport.New(d.kafka, d.catalog,
-		runreport.WithLogger(d.log),
-		runreport.WithInterval(c.Run.ReportEvery),
-		runreport.WithRunDir(c.RunDir),
-		runreport.WithPolicyName(c.Actor.PolicyName),
-		runreport.WithLagGroups(p+"joiner", p+"learner", p+"recorder"),
-		runreport.WithSettings(settings),
+	return reporter.New(d.kafka, d.catalog,
+		reporter.WithLogger(d.log),
+		reporter.WithInterval(c.Run.ReportEvery),
+		reporter.WithRunDir(c.RunDir),
+		reporter.WithPolicyName(c.Actor.PolicyName),
+		reporter.WithLagGroups(p+"joiner", p+"learner", p+"recorder"),
+		reporter.WithSettings(settings),
 	)
 }

@@ -1,4 +1,4 @@
-package runreport
+package reporter
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/runreport/chart"
+	"github.com/asyncwebrl/asyncwebrl/services/reporter/chart"
 )
 
 // Target is the held-out success the easy tier is trained to.

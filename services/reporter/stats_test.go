@@ -1,4 +1,4 @@
-package runreport
+package reporter
 
 import (
 	"image/png"
