@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -98,13 +99,13 @@ func BenchMode(ctx context.Context, bc BenchConfig, mode Mode) (BenchRun, error)
 		defer cancel()
 		return a.Stop(sctx)
 	}
-	if err := sleepCtx(ctx, bc.Warmup); err != nil {
+	if err := backoff.Sleep(ctx, bc.Warmup); err != nil {
 		_ = stop()
 		return BenchRun{}, err
 	}
 	s0, split0 := a.Stats(), a.TimeSplit()
 	self0, browser0, t0 := selfCPU(), a.BrowserCPU(), time.Now()
-	if err := sleepCtx(ctx, bc.Duration); err != nil {
+	if err := backoff.Sleep(ctx, bc.Duration); err != nil {
 		_ = stop()
 		return BenchRun{}, err
 	}
@@ -125,15 +126,4 @@ func BenchMode(ctx context.Context, bc BenchConfig, mode Mode) (BenchRun, error)
 		return run, fmt.Errorf("unable to stop the %s actor: %w", mode, err)
 	}
 	return run, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

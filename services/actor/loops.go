@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
@@ -46,7 +47,7 @@ func (s *Service) carryOn(ctx context.Context, x *executor, err error) bool {
 		// Aborted again and again: wait before the next task (idle).
 		t0 := time.Now()
 		d := min(50*time.Millisecond<<min(x.aborts, 8), 10*time.Second)
-		err := sleepCtx(ctx, d)
+		err := backoff.Sleep(ctx, d)
 		x.ts.since(phIdle, t0)
 		return err == nil
 	case ctx.Err() != nil:

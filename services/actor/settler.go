@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -166,7 +167,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		}
 		if p.Loading() {
 			prev, prevImg = nil, nil
-			if err := sleepCtx(ctx, min(v.Poll, left)); err != nil {
+			if err := backoff.Sleep(ctx, min(v.Poll, left)); err != nil {
 				return env.Settled{Waited: time.Since(start), Score: score}, err
 			}
 			continue
@@ -186,7 +187,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 			}
 			prev, prevImg, prevAt = shot, nil, shotAt
 		}
-		if err := sleepCtx(ctx, min(gap, left)); err != nil {
+		if err := backoff.Sleep(ctx, min(gap, left)); err != nil {
 			return env.Settled{Waited: time.Since(start), Score: score}, err
 		}
 		// The state check and the second frame go out together: the
@@ -250,7 +251,7 @@ func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, wait time.Durat
 		}
 		// Not calm yet: the helper gave up at wait, or is missing (poll),
 		// or a navigation destroyed the page it ran in.
-		if sleepCtx(ctx, v.Poll) != nil {
+		if backoff.Sleep(ctx, v.Poll) != nil {
 			return st, false
 		}
 	}

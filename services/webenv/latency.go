@@ -163,48 +163,40 @@ func ParseProfile(spec string) (Profile, error) {
 		}
 		return v, nil
 	}
-	switch strings.ToLower(parts[0]) {
-	case "fixed":
-		if len(parts) != 2 {
-			return bad("want fixed:<duration>")
-		}
-		d, err := dur(parts[1])
-		if err != nil {
+	// Each form is a median duration and then numbers in their ranges.
+	forms := map[string]struct {
+		usage  string
+		ranges [][2]float64
+	}{
+		"fixed":     {"fixed:<duration>", nil},
+		"lognormal": {"lognormal:<median>:<sigma>", [][2]float64{{0, 3}}},
+		"heavytail": {"heavytail:<median>:<sigma>:<alpha>", [][2]float64{{0, 3}, {0.5, 10}}},
+	}
+	kind := strings.ToLower(parts[0])
+	form, ok := forms[kind]
+	if !ok {
+		return bad("want none, web, async, fixed:…, lognormal:… or heavytail:…")
+	}
+	if len(parts) != 2+len(form.ranges) {
+		return bad("want " + form.usage)
+	}
+	d, err := dur(parts[1])
+	if err != nil {
+		return bad(err.Error())
+	}
+	x := make([]float64, len(form.ranges))
+	for i, r := range form.ranges {
+		if x[i], err = num(parts[2+i], r[0], r[1]); err != nil {
 			return bad(err.Error())
 		}
+	}
+	switch kind {
+	case "fixed":
 		p.Server = FixedDelay{D: d}
 	case "lognormal":
-		if len(parts) != 3 {
-			return bad("want lognormal:<median>:<sigma>")
-		}
-		d, err := dur(parts[1])
-		if err != nil {
-			return bad(err.Error())
-		}
-		s, err := num(parts[2], 0, 3)
-		if err != nil {
-			return bad(err.Error())
-		}
-		p.Server = LogNormalDelay{Med: d, Sigma: s}
+		p.Server = LogNormalDelay{Med: d, Sigma: x[0]}
 	case "heavytail":
-		if len(parts) != 4 {
-			return bad("want heavytail:<median>:<sigma>:<alpha>")
-		}
-		d, err := dur(parts[1])
-		if err != nil {
-			return bad(err.Error())
-		}
-		s, err := num(parts[2], 0, 3)
-		if err != nil {
-			return bad(err.Error())
-		}
-		a, err := num(parts[3], 0.5, 10)
-		if err != nil {
-			return bad(err.Error())
-		}
-		p.Server = HeavyTailDelay{Med: d, Sigma: s, Alpha: a, TailProb: 0.05}
-	default:
-		return bad("want none, web, async, fixed:…, lognormal:… or heavytail:…")
+		p.Server = HeavyTailDelay{Med: d, Sigma: x[0], Alpha: x[1], TailProb: 0.05}
 	}
 	if async {
 		p.Client = webClient

@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
 // act executes one action on the page.
@@ -86,7 +88,7 @@ func (e *Env) act(ctx context.Context, a Action) error {
 		_, err = chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
 		return err
 	case Noop:
-		return sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
+		return backoff.Sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
 	case SendMsg:
 		e.messages = append(e.messages, a.Text)
 		return e.eval(ctx, `(window.core && typeof core.userMessage === 'function') ? (core.userMessage(`+js(a.Text)+`), true) : false`, nil)

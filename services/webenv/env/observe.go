@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -110,7 +111,7 @@ func (e *Env) QueryBID(ctx context.Context, css string, wait time.Duration) (str
 			}
 			return "", fmt.Errorf("unable to find %s: %w", css, err)
 		}
-		if err := sleep(c, 50*time.Millisecond); err != nil {
+		if err := backoff.Sleep(c, 50*time.Millisecond); err != nil {
 			return "", err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -92,7 +93,7 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("unable to start %s: the task was not ready after %s", target, e.cfg.readyTimeout)
 		}
-		if err := sleep(c, 20*time.Millisecond); err != nil {
+		if err := backoff.Sleep(c, 20*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("unable to start %s: %w", target, err)
 		}
 	}
@@ -151,15 +152,4 @@ func parseSize(s string) (int, int, bool) {
 		return 0, 0, false
 	}
 	return wi, hi, true
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
 // Page is what a Settler may look at: the tab, through JavaScript and
@@ -82,7 +84,7 @@ func (s DOMQuiet) Settle(ctx context.Context, p Page) (Settled, error) {
 			// navigation): look again.
 			if err := p.Eval(ctx, js, &res); err == nil && res.OK && !p.Loading() {
 				if d := quiet/2 - time.Since(start); d > 0 {
-					if err := sleepCtx(ctx, d); err != nil {
+					if err := backoff.Sleep(ctx, d); err != nil {
 						return Settled{Waited: time.Since(start)}, err
 					}
 					continue
@@ -99,20 +101,9 @@ func (s DOMQuiet) Settle(ctx context.Context, p Page) (Settled, error) {
 		// Loading, or the page answered at once (no helper, a document
 		// going away): do not spin.
 		if time.Since(attempt) < poll {
-			if err := sleepCtx(ctx, poll); err != nil {
+			if err := backoff.Sleep(ctx, poll); err != nil {
 				return Settled{Waited: time.Since(start)}, err
 			}
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
