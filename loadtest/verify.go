@@ -3,14 +3,12 @@ package loadtest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -186,34 +184,17 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 }
 
 // WaitCaughtUp waits until group has committed offsets at the end of every
-// partition of cat's input topics, polling every interval. The joiner's
-// outputs for those records are then committed too (same transactions).
+// partition of cat's input topics (topics.ReadLag), polling every interval.
+// The joiner's outputs for those records are then committed too (same
+// transactions).
 func WaitCaughtUp(ctx context.Context, cl *kgo.Client, cat *topics.Catalog, group string, interval time.Duration) error {
 	adm := kadm.NewClient(cl)
-	inputs := []string{cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards)}
 	for {
-		ends, err := adm.ListEndOffsets(ctx, inputs...)
-		if err == nil {
-			err = ends.Error()
-		}
+		lag, err := topics.ReadLag(ctx, adm, group, cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards))
 		if err != nil {
-			return fmt.Errorf("unable to list end offsets: %w", err)
+			return err
 		}
-		committed, err := adm.FetchOffsets(ctx, group)
-		if err == nil {
-			err = committed.Error()
-		}
-		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) { // not joined yet
-			return fmt.Errorf("unable to fetch the offsets of %s: %w", group, err)
-		}
-		behind := false
-		ends.Each(func(o kadm.ListedOffset) {
-			c, ok := committed.Lookup(o.Topic, o.Partition)
-			if o.Offset > 0 && (!ok || c.At < o.Offset) {
-				behind = true
-			}
-		})
-		if !behind {
+		if lag.CaughtUp() {
 			return nil
 		}
 		select {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // A member's Kafka session (one GroupTransactSession: the group membership,
@@ -276,37 +277,12 @@ func (s *Service) watchStall(ctx context.Context, endSession context.CancelFunc)
 	return func() { close(done); <-exited }
 }
 
-// inputLag is the group's lag over its inputs: end offsets minus committed
-// offsets (the inputs are not transactional, so the end offset is the
-// last record's plus one).
+// inputLag is the group's lag over its inputs (topics.ReadLag: the inputs
+// are not transactional, so the end offset is the last record's plus one).
 func (s *Service) inputLag(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	adm := kadm.NewClient(s.admin)
-	inputs := slices.Sorted(maps.Keys(s.kinds))
-	ends, err := adm.ListEndOffsets(ctx, inputs...)
-	if err != nil {
-		return 0, err
-	}
-	committed, err := adm.FetchOffsetsForTopics(ctx, s.group, inputs...)
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		// A group that never committed (kfake says so; Kafka answers no
-		// offsets): everything waits.
-		committed, err = kadm.OffsetResponses{}, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var lag int64
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			return
-		}
-		at := int64(0)
-		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.Err == nil && c.At > 0 {
-			at = c.At
-		}
-		lag += max(o.Offset-at, 0)
-	})
-	return lag, nil
+	lag, err := topics.ReadLag(ctx, kadm.NewClient(s.admin), s.group, slices.Sorted(maps.Keys(s.kinds))...)
+	records, _ := lag.Behind()
+	return records, err
 }

@@ -315,30 +315,14 @@ func (cu *curriculum) issue(ctx context.Context) {
 	}
 }
 
-// queued is the number of assignments no actor has taken (committed) yet.
+// queued is the number of assignments no actor has taken (committed) yet:
+// a new group starts at the oldest assignment.
 func (cu *curriculum) queued(ctx context.Context, adm *kadm.Client) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ends, err := adm.ListEndOffsets(ctx, cu.tasks)
-	if err != nil {
-		return 0, fmt.Errorf("unable to read the end of %s: %w", cu.tasks, err)
-	}
-	if err := ends.Error(); err != nil {
-		return 0, fmt.Errorf("unable to read the end of %s: %w", cu.tasks, err)
-	}
-	committed, err := adm.FetchOffsets(ctx, cu.c.ActorGroup)
-	if err != nil {
-		return 0, fmt.Errorf("unable to read the offsets of group %s: %w", cu.c.ActorGroup, err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) {
-		at := int64(0) // a new group starts at the oldest assignment
-		if c, ok := committed.Lookup(cu.tasks, o.Partition); ok && c.At >= 0 {
-			at = c.At
-		}
-		n += max(o.Offset-at, 0)
-	})
-	return int(n), nil
+	lag, err := topics.ReadLag(ctx, adm, cu.c.ActorGroup, cu.tasks)
+	n, _ := lag.Behind()
+	return int(n), err
 }
 
 // next returns the assignments to publish when queued are waiting.

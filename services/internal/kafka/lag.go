@@ -1,62 +1,26 @@
 package kafka
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // ClientFunc builds a client with the caller's seeds, security and logging,
 // plus opts.
 type ClientFunc func(opts ...kgo.Opt) (*kgo.Client, error)
 
-// PartitionLag is where a consumer group stands on one partition.
-type PartitionLag struct {
-	Topic     string
-	Partition int32
-	// Committed is the group's committed offset, -1 when it has none.
-	Committed int64
-	// End is the read-committed end offset (the last stable offset) the
-	// group has to reach.
-	End int64
-	// Behind is End minus the group's position (its committed offset, or
-	// the log start when it has none): at most this many committed records
-	// are left, fewer when transaction markers or aborted records are
-	// among them. 0 once caught up.
-	Behind int64
-}
-
-// GroupLag is a consumer group's position on its topics.
-type GroupLag struct {
-	Group string
-	// Partitions holds every partition of the topics, by topic and
-	// partition.
-	Partitions []PartitionLag
-}
-
-// Behind sums the partitions still behind and the offsets they are behind.
-func (g GroupLag) Behind() (records int64, partitions int) {
-	for _, p := range g.Partitions {
-		if p.Behind > 0 {
-			records += p.Behind
-			partitions++
-		}
-	}
-	return records, partitions
-}
-
-// CaughtUp reports whether no partition is behind.
-func (g GroupLag) CaughtUp() bool {
-	_, n := g.Behind()
-	return n == 0
-}
+// GroupLag and PartitionLag are topics' (the one lag reader's types).
+type (
+	GroupLag     = topics.GroupLag
+	PartitionLag = topics.PartitionLag
+)
 
 // catchUpPoll is how often WaitCaughtUp reads the group's offsets; a
 // partition whose offset did not move for catchUpStall is read to see
@@ -144,20 +108,20 @@ type stamp struct {
 	change time.Time
 }
 
-func newCatchUp(ctx context.Context, newClient ClientFunc, adm *kadm.Client, group string, topics []string) (*catchUp, error) {
-	ends, err := adm.ListCommittedOffsets(ctx, topics...)
+func newCatchUp(ctx context.Context, newClient ClientFunc, adm *kadm.Client, group string, names []string) (*catchUp, error) {
+	ends, err := adm.ListCommittedOffsets(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", topics, err)
+		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", names, err)
 	}
 	if err := ends.Error(); err != nil {
-		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", topics, err)
+		return nil, fmt.Errorf("unable to list the end offsets of %v: %w", names, err)
 	}
-	starts, err := adm.ListStartOffsets(ctx, topics...)
+	starts, err := adm.ListStartOffsets(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", topics, err)
+		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", names, err)
 	}
 	if err := starts.Error(); err != nil {
-		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", topics, err)
+		return nil, fmt.Errorf("unable to list the start offsets of %v: %w", names, err)
 	}
 	c := &catchUp{newClient: newClient, adm: adm, group: group, ends: map[partitionKey]int64{}, starts: map[partitionKey]int64{},
 		moved: map[partitionKey]stamp{}, empty: map[partitionKey]int64{}, full: map[partitionKey]int64{}}
@@ -168,19 +132,16 @@ func newCatchUp(ctx context.Context, newClient ClientFunc, adm *kadm.Client, gro
 		c.last.Partitions = append(c.last.Partitions, PartitionLag{Topic: k.topic, Partition: k.partition, Committed: -1, End: end,
 			Behind: max(0, end-c.starts[k])})
 	}
-	sortLag(c.last.Partitions)
+	topics.SortLag(c.last.Partitions)
 	return c, nil
 }
 
 // check reads the group's committed offsets and compares them with the ends.
 func (c *catchUp) check(ctx context.Context) (GroupLag, error) {
-	offs, err := c.adm.FetchOffsets(ctx, c.group)
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		// No member ever committed: the group starts at the log start.
-		offs, err = nil, nil
-	}
+	// A group no member ever committed for starts at the log start.
+	offs, err := topics.CommittedOffsets(ctx, c.adm, c.group)
 	if err != nil {
-		return GroupLag{}, fmt.Errorf("unable to fetch the offsets of group %s: %w", c.group, err)
+		return GroupLag{}, err
 	}
 	now := time.Now()
 	lag := GroupLag{Group: c.group}
@@ -225,7 +186,7 @@ func (c *catchUp) check(ctx context.Context) (GroupLag, error) {
 			}
 		}
 	}
-	sortLag(lag.Partitions)
+	topics.SortLag(lag.Partitions)
 	c.last = lag
 	return lag, nil
 }
@@ -294,10 +255,4 @@ func (c *catchUp) readEmpty(ctx context.Context, from map[partitionKey]int64) (m
 		})
 	}
 	return out, nil
-}
-
-func sortLag(ps []PartitionLag) {
-	slices.SortFunc(ps, func(a, b PartitionLag) int {
-		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
 }
