@@ -272,19 +272,9 @@ func (m *Machine) deadLetter(src Source, k Kind, payload []byte, ev *event, code
 	if ev != nil {
 		env.EpisodeId, env.Step, env.ProducedAtUnixNano = ev.episode, ev.step, ev.time
 	}
-	m.out.DeadLetters = append(m.out.DeadLetters, &eventspb.DeadLetter{
-		Envelope:                env,
-		SourceTopic:             src.Topic,
-		SourcePartition:         src.Partition,
-		SourceOffset:            src.Offset,
-		SourceKey:               src.Key,
-		Payload:                 payload,
-		SourceTimestampUnixNano: src.Timestamp,
-		Reason:                  reason,
-		ReasonCode:              code,
-		Component:               "joiner",
-		MessageType:             k.messageType(),
-	})
+	m.out.DeadLetters = append(m.out.DeadLetters, eventspb.NewDeadLetter(env, eventspb.DeadLetterSource{
+		Topic: src.Topic, Partition: src.Partition, Offset: src.Offset, Key: src.Key, Payload: payload, TimestampUnixNano: src.Timestamp,
+	}, "joiner", k.messageType(), code, reason))
 	m.count(func(s *Stats) { s.DeadLettered[code]++ })
 }
 

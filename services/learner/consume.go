@@ -111,11 +111,9 @@ func (s *Service) deadLetter(ctx context.Context, r *kgo.Record, code eventspb.R
 	// record dead-lettered again after a crash (its offset was not
 	// committed yet) is recognised downstream as the same event.
 	env.EventId = eventspb.DeterministicID("learner-dlq", r.Topic, strconv.FormatInt(int64(r.Partition), 10), strconv.FormatInt(r.Offset, 10))
-	dl := &eventspb.DeadLetter{
-		Envelope: env, SourceTopic: r.Topic, SourcePartition: r.Partition, SourceOffset: r.Offset, SourceKey: r.Key,
-		Payload: r.Value, SourceTimestampUnixNano: r.Timestamp.UnixNano(), Reason: reason, ReasonCode: code,
-		Component: "learner", MessageType: "asyncwebrl.v1.Transition",
-	}
+	dl := eventspb.NewDeadLetter(env, eventspb.DeadLetterSource{
+		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Payload: r.Value, TimestampUnixNano: r.Timestamp.UnixNano(),
+	}, "learner", "asyncwebrl.v1.Transition", code, reason)
 	b, err := eventspb.Marshal(dl)
 	if err != nil {
 		s.log.Error("unable to encode a dead letter", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
