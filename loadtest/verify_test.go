@@ -8,28 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-// fakeCluster starts a one-broker kfake cluster for the test and returns a
-// client constructor for it and a context that ends after a minute.
+// fakeCluster starts the in-process cluster (kafkatest) for the test and
+// returns a client constructor for it and a context that ends after a
+// minute.
 func fakeCluster(t *testing.T) (joiner.ClientFunc, context.Context) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	return func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	}, ctx
+	return kafkatest.StartFake(t).NewClient, ctx
 }
 
 // joinOffline joins the generated input with joiner machines (no service)

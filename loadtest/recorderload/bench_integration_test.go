@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest/recorderload"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -19,22 +17,10 @@ import (
 // TestIntegrationBenchSmall runs the benchmark end to end on 20,000 events:
 // both sides must store exactly the generated rows.
 func TestIntegrationBenchSmall(t *testing.T) {
-	seeds := testenv.Brokers(t)
+	kc := kafkatest.Real(t, "rl", topics.WithPartitions(3))
+	newClient, cl, catalog := kc.NewClient, kc.Admin, kc.Catalog
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
-	}
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	catalog := topics.New(topics.WithPrefix(testenv.Unique(t, "rl")+"."), topics.WithPartitions(3))
-	if err := recorderload.CreateTopics(ctx, cl, catalog); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = recorderload.DeleteTopics(context.Background(), cl, catalog) })
 	gen := recorderload.NewGenerator(20_000, 1, time.Now().Add(-3*time.Minute), 3*time.Minute)
 	want := gen.Expected()
 	if err := recorderload.Produce(ctx, cl, catalog, gen); err != nil {

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -64,26 +63,9 @@ type kafkaEnv struct {
 
 func newKafkaEnv(t *testing.T, webenvURL string) *kafkaEnv {
 	t.Helper()
-	seeds := testenv.Brokers(t)
+	kc := kafkatest.Real(t, "actor", topics.WithPartitions(3))
 	cfg := &config.Config{InstanceID: "actor-test", WebenvURL: webenvURL}
-	f := kafka.NewFactory(cfg, seeds, nil)
-	cat := topics.New(topics.WithPrefix(testenv.Unique(t, "actor")+"_"), topics.WithPartitions(3))
-	cl, err := f.NewClient("admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
-	})
-	return &kafkaEnv{cfg: cfg, factory: f, catalog: cat, admin: cl}
+	return &kafkaEnv{cfg: cfg, factory: kafka.NewFactory(cfg, kc.Seeds, nil), catalog: kc.Catalog, admin: kc.Admin}
 }
 
 // events is everything the actor published, decoded.

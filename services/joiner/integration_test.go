@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // member is one joiner process of the group.
@@ -93,16 +93,9 @@ func (m *member) logContains(t *testing.T, s string) bool {
 // exactly once, made of the right events, every malformed record in the
 // dlq, and every episode summarized once.
 func TestIntegrationJoinerScaleAndKill(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	prefix := testenv.Unique(t, "j") + "."
-	c := newCluster(t, seeds, prefix, 6)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		adm := kadm.NewClient(c.admin)
-		_, _ = adm.DeleteGroups(ctx, prefix+"joiner")
-		_, _ = adm.DeleteTopics(ctx, c.catalog.Names()...)
-	})
+	kc := kafkatest.Real(t, "j", topics.WithPartitions(6))
+	seeds, prefix := kc.Seeds, kc.Catalog.Prefix
+	c := newCluster(kc)
 
 	dir := t.TempDir()
 	if keep := os.Getenv("ASYNCWEBRL_TEST_KEEP_DIR"); keep != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -26,24 +27,14 @@ type cluster struct {
 	factory *kafka.Factory
 	catalog *topics.Catalog
 	admin   *kgo.Client
+	fake    *kfake.Cluster
 }
 
-func newCluster(t *testing.T, seeds []string, prefix string, partitions int32) *cluster {
-	t.Helper()
+// newCluster is the joiner's view of a test cluster (kafkatest): the
+// members' config and client factory on it.
+func newCluster(kc *kafkatest.Cluster) *cluster {
 	cfg := &config.Config{InstanceID: "test"}
-	f := kafka.NewFactory(cfg, seeds, nil)
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(partitions))
-	cl, err := f.NewClient("test-admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{cfg: cfg, factory: f, catalog: cat, admin: cl}
+	return &cluster{cfg: cfg, factory: kafka.NewFactory(cfg, kc.Seeds, nil), catalog: kc.Catalog, admin: kc.Admin, fake: kc.Fake}
 }
 
 func (c *cluster) member(t *testing.T, instance string, opts ...joiner.Option) *joiner.Service {
@@ -76,12 +67,7 @@ func stop(t *testing.T, s *joiner.Service) {
 // over half the partitions (restoring their state from the changelog), the
 // first leaves, and the output still holds every transition exactly once.
 func TestServiceRebalanceExactlyOnceEmbedded(t *testing.T) {
-	emb, err := kafka.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
-	c := newCluster(t, emb.Seeds(), "unit.", 4)
+	c := newCluster(kafkatest.Fake(t, "unit.", topics.WithPartitions(4)))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -171,12 +157,7 @@ func waitConsumed(t *testing.T, s *joiner.Service, n int) {
 // partitions than the others breaks the co-partitioning by episode id; the
 // member refuses to start instead of joining wrongly.
 func TestStartRefusesTopicsNotCoPartitioned(t *testing.T) {
-	emb, err := kafka.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
-	c := newCluster(t, emb.Seeds(), "guard.", 2)
+	c := newCluster(kafkatest.Fake(t, "guard.", topics.WithPartitions(2)))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := kadm.NewClient(c.admin).UpdatePartitions(ctx, 3, c.catalog.Name(topics.Rewards)); err != nil {
@@ -196,12 +177,8 @@ func TestStartRefusesTopicsNotCoPartitioned(t *testing.T) {
 // commit and so must the join state: the member rebuilds its machines from
 // the changelog and joins the batch again, without duplicates.
 func TestServiceAbortRollsBackStateEmbedded(t *testing.T) {
-	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	c := newCluster(t, fake.ListenAddrs(), "abort.", 3)
+	c := newCluster(kafkatest.Fake(t, "abort.", topics.WithPartitions(3)))
+	fake := c.fake
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	prod, err := c.factory.NewClient("load")
@@ -290,12 +267,8 @@ func counterWith(t *testing.T, reg *prometheus.Registry, name, label string) flo
 // builds a new session, restores from the changelog and goes on, and
 // nothing is lost or duplicated.
 func TestServiceSessionRebuiltEmbedded(t *testing.T) {
-	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	c := newCluster(t, fake.ListenAddrs(), "rebuild.", 3)
+	c := newCluster(kafkatest.Fake(t, "rebuild.", topics.WithPartitions(3)))
+	fake := c.fake
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	exp := generate(ctx, t, c, 4000)
@@ -331,12 +304,8 @@ func TestServiceSessionRebuiltEmbedded(t *testing.T) {
 // its input waits (here the broker answers every fetch empty for a while)
 // is ended by the stall watchdog and built anew.
 func TestServiceStallWatchdogEmbedded(t *testing.T) {
-	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	c := newCluster(t, fake.ListenAddrs(), "stall.", 3)
+	c := newCluster(kafkatest.Fake(t, "stall.", topics.WithPartitions(3)))
+	fake := c.fake
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	exp := generate(ctx, t, c, 4000)

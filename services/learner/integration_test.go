@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -104,26 +105,11 @@ func publishedVersions(ctx context.Context, t *testing.T, seeds []string, topic 
 // with a reason while training goes on; after kill -9 and a restart the
 // version sequence continues without a gap or a repeat.
 func TestIntegrationLearnerResumesAndDeadLetters(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	prefix := testenv.Unique(t, "l") + "."
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(2))
-	admin, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerBatchMaxBytes(16<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	kc := kafkatest.Real(t, "l", topics.WithPartitions(2))
+	seeds, prefix, cat := kc.Seeds, kc.Catalog.Prefix, kc.Catalog
+	admin := kc.Client(t, kgo.ProducerBatchMaxBytes(16<<20))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if _, err := topics.Apply(ctx, admin, cat); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer ccancel()
-		adm := kadm.NewClient(admin)
-		_, _ = adm.DeleteGroups(cctx, prefix+"learner")
-		_, _ = adm.DeleteTopics(cctx, cat.Names()...)
-	})
 	dir := t.TempDir()
 	bin := testenv.Binary(t, dir)
 	trTopic, wTopic := cat.Name(topics.Transitions), cat.Name(topics.Weights)
@@ -250,24 +236,11 @@ func deadLetters(ctx context.Context, t *testing.T, seeds []string, topic string
 // published as the first version of a new name, and with success-only only
 // the successful episodes' steps are kept.
 func TestIntegrationLearnerTrainsOffline(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	prefix := testenv.Unique(t, "lo") + "."
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(2))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerBatchMaxBytes(16<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := kafkatest.Real(t, "lo", topics.WithPartitions(2))
+	seeds, cat := kc.Seeds, kc.Catalog
+	cl := kc.Client(t, kgo.ProducerBatchMaxBytes(16<<20))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer ccancel()
-		_, _ = kadm.NewClient(cl).DeleteTopics(cctx, cat.Names()...)
-	})
 	trs := syntheticTransitions(t, 200, 5) // 100 two-step episodes, all successful
 	for _, v := range trs {
 		cl.Produce(ctx, &kgo.Record{Topic: cat.Name(topics.Transitions), Key: []byte("k"), Value: v}, nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -18,23 +19,11 @@ import (
 // taking every queued task no longer makes the curriculum top the queue up.
 // The learner's Stop, after it, stops the curriculum again without harm.
 func TestStopProducingEndsTasks(t *testing.T) {
-	e, err := kafka.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	kc := kafkatest.Fake(t, "t.", topics.WithPartitions(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, e.Seeds(), nil)
-	cat := topics.New(topics.WithPrefix("t."), topics.WithPartitions(1))
-	cl, err := f.NewClient("admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
+	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
+	cat, cl := kc.Catalog, kc.Admin
 	cu, err := newCurriculum(CurriculumConfig{InFlight: 4}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

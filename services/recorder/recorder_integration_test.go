@@ -15,6 +15,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest/recorderload"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/recorder"
@@ -34,26 +35,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, ctx context.Context) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: ctx, seeds: testenv.Brokers(t)}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	f.cl, f.adm = cl, kadm.NewClient(cl)
-	prefix := testenv.Unique(t, "rec")
-	f.catalog = topics.New(topics.WithPrefix(prefix+"."), topics.WithPartitions(3))
-	f.group = prefix + ".recorder"
+	kc := kafkatest.Real(t, "rec", topics.WithPartitions(3))
+	f := &fixture{t: t, ctx: ctx, seeds: kc.Seeds, cl: kc.Admin, adm: kadm.NewClient(kc.Admin), catalog: kc.Catalog}
+	f.group = kc.Catalog.Prefix + "recorder"
 	f.db = testenv.Unique(t, "rec")
-	if err := recorderload.CreateTopics(ctx, cl, f.catalog); err != nil {
-		t.Fatal(err)
-	}
 	admin := analyticstest.Open(t)
-	t.Cleanup(func() {
-		_ = recorderload.DeleteTopics(context.Background(), cl, f.catalog)
-		_, _ = f.adm.DeleteGroup(context.Background(), f.group)
-		analyticstest.Drop(t, admin, f.db)
-	})
+	t.Cleanup(func() { analyticstest.Drop(t, admin, f.db) })
 	return f
 }
 

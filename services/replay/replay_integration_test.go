@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -68,36 +68,20 @@ func same(a, b joined) error {
 // from ClickHouse (identical to Kafka), and with a stricter stability
 // threshold (exactly the transitions touching a frame below it are gone).
 func TestIntegrationReplayDeterministicAndFromClickHouse(t *testing.T) {
-	seeds := testenv.Brokers(t)
+	kc := kafkatest.Real(t, "r", topics.WithPartitions(3))
+	cat := kc.Catalog
 	conn := analyticstest.Open(t)
-	prefix := testenv.Unique(t, "r") + "."
 	db := testenv.Unique(t, "rp")
 	t.Cleanup(func() { analyticstest.Drop(t, conn, db) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(3))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ProducerBatchMaxBytes(16<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer ccancel()
-		_, _ = kadm.NewClient(cl).DeleteTopics(cctx, cat.Names()...)
-	})
+	cl := kc.Client(t, kgo.ProducerBatchMaxBytes(16<<20))
 	load := loadtest.DefaultConfig(20000)
 	exp, err := loadtest.Generate(ctx, cl, cat, load)
 	if err != nil {
 		t.Fatal(err)
 	}
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
-	}
+	newClient := kc.NewClient
 	kafkaSrc := &replay.KafkaSource{NewClient: newClient, Catalog: cat, From: replay.Bound{Offset: 0}, To: replay.Bound{Offset: -1, End: true}}
 
 	// Archive: every input record through analytics.Rows, the recorder's

@@ -53,12 +53,13 @@ func TestOptsSecurity(t *testing.T) {
 }
 
 func TestEmbeddedPing(t *testing.T) {
-	e, err := StartEmbedded()
+	cfg := &config.Config{InstanceID: "t", Brokers: []string{config.EmbeddedBroker}}
+	seeds, closeKafka, err := Seeds(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	f := NewFactory(&config.Config{InstanceID: "t"}, e.Seeds(), nil)
+	defer closeKafka()
+	f := NewFactory(cfg, seeds, nil)
 	if err := f.Ping(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestEmbeddedPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl.Close()
-	e.Close()
+	closeKafka()
 	if err := f.Ping(context.Background(), 2*time.Second); err == nil || !strings.Contains(err.Error(), "unable to reach Kafka") {
 		t.Fatalf("ping of closed cluster: %v", err)
 	}

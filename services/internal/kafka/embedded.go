@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 )
 
 // Embedded is franz-go's in-process fake cluster. It supports consumer groups
@@ -30,3 +32,17 @@ func (e *Embedded) Seeds() []string { return e.c.ListenAddrs() }
 
 // Close stops the cluster; its data is gone.
 func (e *Embedded) Close() { e.c.Close() }
+
+// Seeds returns the brokers cfg names, or, when it names the embedded
+// cluster (-brokers=embedded), starts one and returns its addresses;
+// closeFn stops it (a no-op on a real cluster).
+func Seeds(cfg *config.Config) (seeds []string, closeFn func(), err error) {
+	if !cfg.Embedded() {
+		return cfg.Brokers, func() {}, nil
+	}
+	e, err := StartEmbedded()
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.Seeds(), e.Close, nil
+}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 )
 
 // TestWaitCaughtUpTransactionMarkers: a group that consumed every committed
@@ -16,16 +18,9 @@ import (
 // is caught up; a group that left a committed record unread is not, and the
 // lag names it.
 func TestWaitCaughtUpTransactionMarkers(t *testing.T) {
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	newClient := kafkatest.StartFake(t).NewClient
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Seeds()...)}, opts...)...)
-	}
 	admCl, err := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -109,16 +104,9 @@ func TestWaitCaughtUpTransactionMarkers(t *testing.T) {
 // A group with no offsets on a partition that holds only an aborted
 // transaction has nothing to read: caught up.
 func TestWaitCaughtUpOnlyAborted(t *testing.T) {
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	newClient := kafkatest.StartFake(t).NewClient
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Seeds()...)}, opts...)...)
-	}
 	cl, err := newClient(kgo.TransactionalID("x"))
 	if err != nil {
 		t.Fatal(err)

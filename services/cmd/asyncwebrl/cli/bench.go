@@ -84,15 +84,11 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		return usageError{err}
 	}
 	log := newLogger(cfg, stderr)
-	seeds := cfg.Brokers
-	if cfg.Embedded() {
-		emb, err := kafka.StartEmbedded()
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		seeds = emb.Seeds()
+	seeds, closeKafka, err := kafka.Seeds(cfg)
+	if err != nil {
+		return err
 	}
+	defer closeKafka()
 	f := kafka.NewFactory(cfg, seeds, nil)
 	if err := f.Ping(ctx, 5*time.Second); err != nil {
 		if !isDefaultLocalBroker(cfg) {

@@ -137,15 +137,11 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	seeds := cfg.Brokers
-	if cfg.Embedded() {
-		emb, err := kafka.StartEmbedded()
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		seeds = emb.Seeds()
+	seeds, closeKafka, err := kafka.Seeds(cfg)
+	if err != nil {
+		return err
 	}
+	defer closeKafka()
 	f := kafka.NewFactory(cfg, seeds, quiet)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err

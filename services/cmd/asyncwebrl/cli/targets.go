@@ -56,14 +56,12 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 	defer func() { _ = stopProfiling() }() // observability closes last
 
-	seeds := cfg.Brokers
+	seeds, closeKafka, err := kafka.Seeds(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeKafka()
 	if cfg.Embedded() {
-		emb, err := kafka.StartEmbedded()
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		seeds = emb.Seeds()
 		log.Warn("using the embedded in-process Kafka (kfake): data is lost on exit; for development only", "addrs", seeds)
 	}
 	factory := kafka.NewFactory(cfg, seeds, log)
