@@ -50,34 +50,34 @@ var EventTables = map[string]string{
 // table. It is not safe for concurrent use; Insert is the only method that
 // runs work in parallel (one goroutine per table).
 type Rows struct {
-	tasks       *taskBlock
-	obs         *obsBlock
-	actions     *actionBlock
-	rewards     *rewardBlock
-	telemetry   *telemetryBlock
-	transitions *transitionBlock
-	episodes    *episodeBlock
-	weights     *weightsBlock
-	deadLetters *deadLetterBlock
-	bad         *badBlock
-	eventLog    *eventLogBlock
+	tasks       *table[task]
+	obs         *table[obs]
+	actions     *table[action]
+	rewards     *table[reward]
+	telemetry   *table[telemetry]
+	transitions *table[transition]
+	episodes    *table[episode]
+	weights     *table[weights]
+	deadLetters *table[deadLetter]
+	bad         *table[badRow]
+	eventLog    *table[struct{}]
 	blocks      []*Block
 }
 
 // NewRows returns empty buffers for every table.
 func NewRows() *Rows {
 	r := &Rows{
-		tasks:       newTaskBlock(),
-		obs:         newObsBlock(),
-		actions:     newActionBlock(),
-		rewards:     newRewardBlock(),
-		telemetry:   newTelemetryBlock(),
-		transitions: newTransitionBlock(),
-		episodes:    newEpisodeBlock(),
-		weights:     newWeightsBlock(),
-		deadLetters: newDeadLetterBlock(),
-		bad:         newBadBlock(),
-		eventLog:    newEventLogBlock(),
+		tasks:       newTaskTable(),
+		obs:         newObsTable(),
+		actions:     newActionTable(),
+		rewards:     newRewardTable(),
+		telemetry:   newTelemetryTable(),
+		transitions: newTransitionTable(),
+		episodes:    newEpisodeTable(),
+		weights:     newWeightsTable(),
+		deadLetters: newDeadLetterTable(),
+		bad:         newBadTable(),
+		eventLog:    newEventLogTable(),
 	}
 	r.blocks = []*Block{
 		&r.tasks.Block, &r.obs.Block, &r.actions.Block, &r.rewards.Block, &r.telemetry.Block,
@@ -97,7 +97,7 @@ func (r *Rows) Add(topic string, rec *Record) error {
 	case topics.Obs, topics.Actions, topics.Rewards:
 		// The joiner's inputs are archived byte for byte, whatever they
 		// decode to, so that a replay can rebuild the transitions.
-		r.eventLog.add(rec)
+		r.eventLog.add(struct{}{}, rec)
 	}
 	var err error
 	switch topic {
@@ -129,7 +129,7 @@ func (r *Rows) Add(topic string, rec *Record) error {
 		if errors.As(err, &de) {
 			typ, code = de.Type, de.Reason
 		}
-		r.bad.add(rec, typ, err.Error(), code)
+		r.bad.add(badRow{messageType: typ, reason: err.Error(), code: code}, rec)
 	}
 	return err
 }
