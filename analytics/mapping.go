@@ -116,3 +116,35 @@ func (t *table[E]) add(e E, rec *Record) {
 
 // fields groups fields for newTable.
 func fields[E any](f ...field[E]) []field[E] { return f }
+
+// eventTable is the table of a topic's events.
+type eventTable interface {
+	topic() string
+	block() *Block
+	// addRecord decodes the record and adds its row.
+	addRecord(rec *Record) error
+}
+
+type decodedTable[M any] struct {
+	*table[M]
+	name   string // the catalog topic
+	decode func([]byte) (M, error)
+}
+
+// newEventTable is the table of the catalog topic's events, decoded by
+// decode; its first columns are the envelope's.
+func newEventTable[M interface{ GetEnvelope() *eventspb.Envelope }](topic string, decode func([]byte) (M, error), episode func(M) string, fields ...[]field[M]) eventTable {
+	return decodedTable[M]{newTable(EventTables[topic], append([][]field[M]{envelope(M.GetEnvelope, episode)}, fields...)...), topic, decode}
+}
+
+func (t decodedTable[M]) topic() string { return t.name }
+func (t decodedTable[M]) block() *Block { return &t.Block }
+
+func (t decodedTable[M]) addRecord(rec *Record) error {
+	ev, err := t.decode(rec.Value)
+	if err != nil {
+		return err
+	}
+	t.add(ev, rec)
+	return nil
+}

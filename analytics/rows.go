@@ -50,40 +50,21 @@ var EventTables = map[string]string{
 // table. It is not safe for concurrent use; Insert is the only method that
 // runs work in parallel (one goroutine per table).
 type Rows struct {
-	tasks       *table[task]
-	obs         *table[obs]
-	actions     *table[action]
-	rewards     *table[reward]
-	telemetry   *table[telemetry]
-	transitions *table[transition]
-	episodes    *table[episode]
-	weights     *table[weights]
-	deadLetters *table[deadLetter]
-	bad         *table[badRow]
-	eventLog    *table[struct{}]
-	blocks      []*Block
+	events   map[string]eventTable // by catalog topic
+	bad      *table[badRow]
+	eventLog *table[struct{}]
+	blocks   []*Block
 }
 
 // NewRows returns empty buffers for every table.
 func NewRows() *Rows {
-	r := &Rows{
-		tasks:       newTaskTable(),
-		obs:         newObsTable(),
-		actions:     newActionTable(),
-		rewards:     newRewardTable(),
-		telemetry:   newTelemetryTable(),
-		transitions: newTransitionTable(),
-		episodes:    newEpisodeTable(),
-		weights:     newWeightsTable(),
-		deadLetters: newDeadLetterTable(),
-		bad:         newBadTable(),
-		eventLog:    newEventLogTable(),
+	r := &Rows{events: map[string]eventTable{}, bad: newBadTable(), eventLog: newEventLogTable()}
+	for _, t := range []eventTable{newTaskTable(), newObsTable(), newActionTable(), newRewardTable(), newTelemetryTable(),
+		newTransitionTable(), newEpisodeTable(), newWeightsTable(), newDeadLetterTable()} {
+		r.events[t.topic()] = t
+		r.blocks = append(r.blocks, t.block())
 	}
-	r.blocks = []*Block{
-		&r.tasks.Block, &r.obs.Block, &r.actions.Block, &r.rewards.Block, &r.telemetry.Block,
-		&r.transitions.Block, &r.episodes.Block, &r.weights.Block, &r.deadLetters.Block, &r.bad.Block,
-		&r.eventLog.Block,
-	}
+	r.blocks = append(r.blocks, &r.bad.Block, &r.eventLog.Block)
 	return r
 }
 
@@ -100,26 +81,9 @@ func (r *Rows) Add(topic string, rec *Record) error {
 		r.eventLog.add(struct{}{}, rec)
 	}
 	var err error
-	switch topic {
-	case topics.Tasks:
-		err = addDecoded(rec, eventspb.DecodeTask, r.tasks.add)
-	case topics.Obs:
-		err = addDecoded(rec, eventspb.DecodeObservation, r.obs.add)
-	case topics.Actions:
-		err = addDecoded(rec, eventspb.DecodeAction, r.actions.add)
-	case topics.Rewards:
-		err = addDecoded(rec, eventspb.DecodeReward, r.rewards.add)
-	case topics.Telemetry:
-		err = addDecoded(rec, eventspb.DecodeTelemetry, r.telemetry.add)
-	case topics.Transitions:
-		err = addDecoded(rec, eventspb.DecodeTransition, r.transitions.add)
-	case topics.Episodes:
-		err = addDecoded(rec, eventspb.DecodeEpisode, r.episodes.add)
-	case topics.Weights:
-		err = addDecoded(rec, eventspb.DecodeWeights, r.weights.add)
-	case topics.DLQ:
-		err = addDecoded(rec, eventspb.DecodeDeadLetter, r.deadLetters.add)
-	default:
+	if t, ok := r.events[topic]; ok {
+		err = t.addRecord(rec)
+	} else {
 		err = &eventspb.DecodeError{Type: "unknown", Reason: eventspb.ReasonCode_REASON_CODE_UNKNOWN_TYPE,
 			Err: fmt.Errorf("topic %q has no event type", topic)}
 	}
@@ -132,15 +96,6 @@ func (r *Rows) Add(topic string, rec *Record) error {
 		r.bad.add(badRow{messageType: typ, reason: err.Error(), code: code}, rec)
 	}
 	return err
-}
-
-func addDecoded[M any](rec *Record, decode func([]byte) (M, error), add func(M, *Record)) error {
-	ev, err := decode(rec.Value)
-	if err != nil {
-		return err
-	}
-	add(ev, rec)
-	return nil
 }
 
 // Len is the number of buffered rows over all tables.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // One table mapping per raw table: the fields flatten one decoded event
@@ -57,8 +58,8 @@ func taskFields[E any, A assignment](get func(E) A) []field[E] {
 	)
 }
 
-func newTaskTable() *table[task] {
-	return newTable(TableTasks, envelope(task.GetEnvelope, nil), taskFields(func(t task) task { return t }), fields(
+func newTaskTable() eventTable {
+	return newEventTable(topics.Tasks, eventspb.DecodeTask, nil, taskFields(func(t task) task { return t }), fields(
 		val("group_size", task.GetGroupSize),
 		val("max_steps", task.GetMaxSteps),
 		str("policy_name", task.GetPolicyName),
@@ -68,8 +69,8 @@ func newTaskTable() *table[task] {
 
 // The frame is stored as its size and sha256 only: frames stay on Kafka
 // (and full-resolution ones in the frame store, under full_frame_hash).
-func newObsTable() *table[obs] {
-	return newTable(TableObs, envelope(obs.GetEnvelope, nil), taskFields(obs.GetTask), bytesOf("frame_bytes", "frame_sha256", obs.GetFrame), fields(
+func newObsTable() eventTable {
+	return newEventTable(topics.Obs, eventspb.DecodeObservation, nil, taskFields(obs.GetTask), bytesOf("frame_bytes", "frame_sha256", obs.GetFrame), fields(
 		str("frame_format", obs.GetFrameFormat),
 		val("width", obs.GetWidth),
 		val("height", obs.GetHeight),
@@ -85,8 +86,8 @@ func newObsTable() *table[obs] {
 	))
 }
 
-func newActionTable() *table[action] {
-	return newTable(TableActions, envelope(action.GetEnvelope, nil), fields(
+func newActionTable() eventTable {
+	return newEventTable(topics.Actions, eventspb.DecodeAction, nil, fields(
 		enum("action_type", action.GetType),
 		str("bid", action.GetBid),
 		val("x", action.GetX),
@@ -108,8 +109,8 @@ func newActionTable() *table[action] {
 	))
 }
 
-func newRewardTable() *table[reward] {
-	return newTable(TableRewards, envelope(reward.GetEnvelope, nil), fields(
+func newRewardTable() eventTable {
+	return newEventTable(topics.Rewards, eventspb.DecodeReward, nil, fields(
 		val("reward", reward.GetReward),
 		val("raw_reward", reward.GetRawReward),
 		val("decayed_reward", reward.GetDecayedReward),
@@ -124,8 +125,8 @@ func newRewardTable() *table[reward] {
 	))
 }
 
-func newTelemetryTable() *table[telemetry] {
-	return newTable(TableTelemetry, envelope(telemetry.GetEnvelope, nil), fields(
+func newTelemetryTable() eventTable {
+	return newEventTable(topics.Telemetry, eventspb.DecodeTelemetry, nil, fields(
 		str("actor_id", telemetry.GetActorId),
 		str("executor_id", telemetry.GetExecutorId),
 		str("mode", telemetry.GetMode),
@@ -144,8 +145,8 @@ func newTelemetryTable() *table[telemetry] {
 
 // Transitions keep the ids of the embedded observations and action, not
 // their frames: the full transition stays on the replay topic.
-func newTransitionTable() *table[transition] {
-	return newTable(TableTransitions, envelope(transition.GetEnvelope, nil), fields(
+func newTransitionTable() eventTable {
+	return newEventTable(topics.Transitions, eventspb.DecodeTransition, nil, fields(
 		str("obs_event_id", func(t transition) string { return t.GetObs().GetEnvelope().GetEventId() }),
 		str("action_event_id", func(t transition) string { return t.GetAction().GetEnvelope().GetEventId() }),
 		str("next_obs_event_id", func(t transition) string { return t.GetNextObs().GetEnvelope().GetEventId() }),
@@ -172,14 +173,14 @@ func newTransitionTable() *table[transition] {
 
 // An episode's episode_id is the message's own field when the envelope
 // leaves it empty.
-func newEpisodeTable() *table[episode] {
+func newEpisodeTable() eventTable {
 	episodeID := func(e episode) string {
 		if id := e.GetEnvelope().GetEpisodeId(); id != "" {
 			return id
 		}
 		return e.GetEpisodeId()
 	}
-	return newTable(TableEpisodes, envelope(episode.GetEnvelope, episodeID), fields(
+	return newEventTable(topics.Episodes, eventspb.DecodeEpisode, episodeID, fields(
 		str("task_id", episode.GetTaskId),
 		str("group_id", episode.GetGroupId),
 		str("family", episode.GetFamily),
@@ -201,7 +202,7 @@ func newEpisodeTable() *table[episode] {
 // compacted and keeps the bytes); the producer's onnx_sha256 is preferred
 // when set, so the column matches what actors verify. Metrics are sorted by
 // name so a metric sits at the same index in every row.
-func newWeightsTable() *table[weights] {
+func newWeightsTable() eventTable {
 	names := func(w weights) []string {
 		out := make([]string, 0, len(w.GetMetrics()))
 		for k := range w.GetMetrics() {
@@ -210,7 +211,7 @@ func newWeightsTable() *table[weights] {
 		sort.Strings(out)
 		return out
 	}
-	return newTable(TableWeights, envelope(weights.GetEnvelope, nil), fields(
+	return newEventTable(topics.Weights, eventspb.DecodeWeights, nil, fields(
 		str("policy_name", weights.GetPolicyName),
 		val("version", weights.GetVersion),
 		val("parent_version", weights.GetParentVersion),
@@ -239,8 +240,8 @@ func newWeightsTable() *table[weights] {
 
 // Dead letters keep their payload as size and sha256: it may hold a frame,
 // and the dlq topic keeps the bytes for 30 days.
-func newDeadLetterTable() *table[deadLetter] {
-	return newTable(TableDeadLetters, envelope(deadLetter.GetEnvelope, nil), fields(
+func newDeadLetterTable() eventTable {
+	return newEventTable(topics.DLQ, eventspb.DecodeDeadLetter, nil, fields(
 		str("source_topic", deadLetter.GetSourceTopic),
 		val("source_partition", deadLetter.GetSourcePartition),
 		val("source_offset", deadLetter.GetSourceOffset),
