@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
@@ -151,16 +152,7 @@ func (s *Service) barrier(xs []*executor, fn func(i int, x *executor)) {
 // publishTelemetry sends every executor's window each period until ctx
 // ends, then a last one.
 func (s *Service) publishTelemetry(ctx context.Context) {
-	t := time.NewTicker(s.opts.telemetryEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.sendTelemetry()
-		}
-	}
+	app.Every(ctx, s.opts.telemetryEvery, func(context.Context) { s.sendTelemetry() })
 }
 
 func (s *Service) sendTelemetry() {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -283,20 +284,13 @@ func rate(w []bool) float64 {
 // consumer-group lag on the tasks topic.
 func (cu *curriculum) issue(ctx context.Context) {
 	adm := kadm.NewClient(cu.producer)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	app.Every(ctx, 250*time.Millisecond, func(ctx context.Context) {
 		queued, err := cu.queued(ctx, adm)
 		if err != nil {
 			if ctx.Err() == nil {
 				cu.log.Warn("unable to read the task queue; retrying", "err", err)
 			}
-			continue
+			return
 		}
 		for _, t := range cu.next(queued) {
 			b, err := eventspb.Marshal(t)
@@ -312,7 +306,7 @@ func (cu *curriculum) issue(ctx context.Context) {
 				break
 			}
 		}
-	}
+	})
 }
 
 // queued is the number of assignments no actor has taken (committed) yet:

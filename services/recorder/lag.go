@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 )
 
 // snapshotLag writes every consumer group's lag on the catalog's topics to
@@ -17,25 +18,18 @@ func (r *Recorder) snapshotLag(ctx context.Context) {
 	if r.o.lagInterval <= 0 {
 		return
 	}
-	t := time.NewTicker(r.o.lagInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	app.Every(ctx, r.o.lagInterval, func(ctx context.Context) {
 		n, err := r.takeLagSnapshot(ctx)
 		if err != nil {
 			r.m.lagSnapshots.WithLabelValues("error").Inc()
 			if ctx.Err() == nil {
 				r.o.log.Warn("consumer lag snapshot skipped", "err", err)
 			}
-			continue
+			return
 		}
 		r.m.lagSnapshots.WithLabelValues("ok").Inc()
 		r.o.log.Debug("consumer lag snapshot", "rows", n)
-	}
+	})
 }
 
 // takeLagSnapshot lists the cluster's groups, computes their lag (kadm) and
