@@ -76,18 +76,47 @@ func TestServiceRebalanceExactlyOnceEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer prod.Close()
+	// The load holds at half until b owns partitions: otherwise a, alone
+	// and fast, could join everything before b's first assignment, and b
+	// would have nothing to take over (the test hung so in a CI run).
 	load := loadtest.DefaultConfig(6000)
 	load.Steps = 4
-	exp, err := loadtest.Generate(ctx, prod, c.catalog, load)
-	if err != nil {
-		t.Fatal(err)
+	bAssigned := make(chan struct{})
+	load.Progress = func(sent, total int) {
+		if sent >= total/2 {
+			select {
+			case <-bAssigned:
+			case <-ctx.Done():
+			}
+		}
 	}
+	type genResult struct {
+		exp *loadtest.Expected
+		err error
+	}
+	genDone := make(chan genResult, 1)
+	go func() {
+		exp, err := loadtest.Generate(ctx, prod, c.catalog, load)
+		genDone <- genResult{exp, err}
+	}()
 
 	regA := prometheus.NewRegistry()
 	a := c.member(t, "a", joiner.WithMetrics(regA))
-	waitConsumed(t, a, exp.Records/4)
+	waitConsumed(t, a, 1500)
 	regB := prometheus.NewRegistry()
 	b := c.member(t, "b", joiner.WithMetrics(regB))
+	for b.FirstAssigned().IsZero() {
+		if ctx.Err() != nil {
+			t.Fatal("b was never assigned partitions")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(bAssigned)
+	gen := <-genDone
+	if gen.err != nil {
+		t.Fatal(gen.err)
+	}
+	exp := gen.exp
 	waitConsumed(t, b, 1) // b owns partitions and restored them
 	stop(t, a)
 	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 200*time.Millisecond); err != nil {
@@ -145,7 +174,11 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 
 func waitConsumed(t *testing.T, s *joiner.Service, n int) {
 	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
 	for s.Committed().Consumed < int64(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the member consumed %d records in 2 minutes, want %d", s.Committed().Consumed, n)
+		}
 		if err := s.Healthy(context.Background()); err != nil {
 			t.Fatal(err)
 		}
