@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,33 +79,15 @@ type CurriculumConfig struct {
 }
 
 func (c *CurriculumConfig) defaults() {
-	if c.InFlight == 0 {
-		c.InFlight = 8
-	}
-	if c.EvalFraction == 0 {
-		c.EvalFraction = 0.2
-	}
-	if c.Window == 0 {
-		c.Window = 40
-	}
-	if c.Promote == 0 {
-		c.Promote = 0.7
-	}
-	if c.Revisit == 0 {
-		c.Revisit = 0.65
-	}
-	if c.MaxTier == 0 {
-		c.MaxTier = webenv.Hard
-	}
-	if c.GroupSize == 0 {
-		c.GroupSize = 1
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
-	if c.Suite == "" {
-		c.Suite = webenv.SuiteBuiltin
-	}
+	c.InFlight = cmp.Or(c.InFlight, 8)
+	c.EvalFraction = cmp.Or(c.EvalFraction, 0.2)
+	c.Window = cmp.Or(c.Window, 40)
+	c.Promote = cmp.Or(c.Promote, 0.7)
+	c.Revisit = cmp.Or(c.Revisit, 0.65)
+	c.MaxTier = cmp.Or(c.MaxTier, webenv.Hard)
+	c.GroupSize = cmp.Or(c.GroupSize, 1)
+	c.Seed = cmp.Or(c.Seed, 1)
+	c.Suite = cmp.Or(c.Suite, webenv.SuiteBuiltin)
 	switch {
 	case c.Focus == 0 && c.Suite.HasMiniWoB():
 		c.Focus = 1

@@ -63,24 +63,7 @@ func quotedPhrases(s string) []string {
 }
 
 // containsRun reports whether needle occurs as a contiguous run of hay.
-func containsRun(hay, needle []string) bool {
-	if len(needle) == 0 || len(needle) > len(hay) {
-		return false
-	}
-	for i := 0; i+len(needle) <= len(hay); i++ {
-		ok := true
-		for j, w := range needle {
-			if hay[i+j] != w {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
+func containsRun(hay, needle []string) bool { return indexRun(hay, needle) >= 0 }
 
 // indexRun returns the first index of needle as a run of hay, or -1.
 func indexRun(hay, needle []string) int {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -84,18 +85,10 @@ func (r EvalResult) Rate() float64 {
 func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (EvalResult, error) {
 	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
-	if c.Episodes == 0 {
-		c.Episodes = 10
-	}
-	if c.Tier == 0 {
-		c.Tier = webenv.Easy
-	}
-	if c.Executors == 0 {
-		c.Executors = 8
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Minute
-	}
+	c.Episodes = cmp.Or(c.Episodes, 10)
+	c.Tier = cmp.Or(c.Tier, webenv.Easy)
+	c.Executors = cmp.Or(c.Executors, 8)
+	c.Timeout = cmp.Or(c.Timeout, 10*time.Minute)
 	if c.Log == nil {
 		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
