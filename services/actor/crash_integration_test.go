@@ -24,20 +24,8 @@ import (
 func TestIntegrationBrowserCrash(t *testing.T) {
 	srv := startWebenv(t, "none")
 	k := newKafkaEnv(t, srv.URL())
-	a, err := New(k.cfg, k.factory, k.catalog, WithExecutors(4), WithBrowsers(2), WithLogger(testLogger(t)),
+	a := k.startActor(t, WithExecutors(4), WithBrowsers(2),
 		WithTaskGrace(time.Second), WithMaxSteps(5), WithFamilies("click-button", "tick-checkboxes", "login-form"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = a.Stop(context.Background())
-		}
-	}()
 	rctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ev := &events{}
@@ -78,7 +66,6 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	if err := a.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	st := a.Stats()
 	if st.Restarts < 1 || st.Aborted <= before.Aborted {
 		t.Fatalf("restarts %d, aborted %d -> %d: want a restart and aborted episodes", st.Restarts, before.Aborted, st.Aborted)

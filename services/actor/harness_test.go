@@ -68,6 +68,22 @@ func newKafkaEnv(t *testing.T, webenvURL string) *kafkaEnv {
 	return &kafkaEnv{cfg: cfg, factory: kafka.NewFactory(cfg, kc.Seeds, nil), catalog: kc.Catalog, admin: kc.Admin}
 }
 
+// startActor builds an actor on k with opts (logging to the test) and
+// starts it; it is stopped when the test ends (Stop is idempotent, so a
+// test may stop it first).
+func (k *kafkaEnv) startActor(t *testing.T, opts ...Option) *Service {
+	t.Helper()
+	a, err := New(k.cfg, k.factory, k.catalog, append([]Option{WithLogger(testLogger(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	return a
+}
+
 // events is everything the actor published, decoded.
 type events struct {
 	mu      sync.Mutex

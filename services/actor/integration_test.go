@@ -34,24 +34,11 @@ func TestIntegrationActorEvents(t *testing.T) {
 	srv := startWebenv(t, "none")
 	k := newKafkaEnv(t, srv.URL())
 	frames := filepath.Join(t.TempDir(), "frames")
-	a, err := New(k.cfg, k.factory, k.catalog,
-		WithExecutors(4), WithBrowsers(2), WithLogger(testLogger(t)),
+	a := k.startActor(t, WithExecutors(4), WithBrowsers(2),
 		WithFrameStore(frames), WithTaskGrace(time.Second), WithMaxSteps(6),
 		WithTelemetryWindow(2*time.Second), WithSampleSeed(1),
 		WithFamilies("click-button", "click-link", "tick-checkboxes", "type-text", "login-form"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = a.Stop(context.Background())
-		}
-	}()
 	if v := a.PolicyVersion(); v != 0 {
 		t.Fatalf("version %d served with no weights published, want the initial policy (0)", v)
 	}
@@ -80,7 +67,6 @@ func TestIntegrationActorEvents(t *testing.T) {
 	if err := a.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	st := a.Stats()
 	// Read everything the actor produced.
 	waitUntil(t, time.Minute, "every produced event to be read back", func() bool {

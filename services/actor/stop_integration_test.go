@@ -17,22 +17,10 @@ import (
 func TestIntegrationStopProducingThenStop(t *testing.T) {
 	srv := startWebenv(t, "none")
 	k := newKafkaEnv(t, srv.URL())
-	a, err := New(k.cfg, k.factory, k.catalog, WithExecutors(2), WithBrowsers(1), WithLogger(testLogger(t)),
+	a := k.startActor(t, WithExecutors(2), WithBrowsers(1),
 		WithTaskGrace(time.Second), WithMaxSteps(6), WithTelemetryWindow(time.Second), WithFamilies("click-button", "type-text"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = a.Stop(context.Background())
-		}
-	}()
 	waitUntil(t, 3*time.Minute, "3 episodes", func() bool { return a.Stats().Episodes >= 3 })
 
 	if err := a.StopProducing(ctx); err != nil {
@@ -68,7 +56,6 @@ func TestIntegrationStopProducingThenStop(t *testing.T) {
 	if err := a.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	if err := a.Stop(ctx); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}

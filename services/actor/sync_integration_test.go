@@ -48,20 +48,8 @@ func TestIntegrationSyncModeAndTasksTopic(t *testing.T) {
 		}
 	}
 	group := k.catalog.Prefix + "actor-sync-test"
-	a, err := New(k.cfg, k.factory, k.catalog, WithExecutors(3), WithBrowsers(1), WithMode(ModeSync), WithLogger(testLogger(t)),
+	a := k.startActor(t, WithExecutors(3), WithBrowsers(1), WithMode(ModeSync),
 		WithTaskGrace(3*time.Second), WithMaxSteps(4), WithFamilies("tick-checkboxes"), WithTaskGroup(group), WithTelemetryWindow(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = a.Stop(context.Background())
-		}
-	}()
 	rctx, rcancel := context.WithCancel(context.Background())
 	defer rcancel()
 	ev := &events{}
@@ -70,7 +58,6 @@ func TestIntegrationSyncModeAndTasksTopic(t *testing.T) {
 	if err := a.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	st := a.Stats()
 	waitUntil(t, time.Minute, "every event read back", func() bool {
 		o, ac, r, te := ev.counts()

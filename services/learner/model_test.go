@@ -11,6 +11,22 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
+// easySample is an easy page featurized, with the oracle's action as head
+// indices.
+func easySample(t *testing.T, arch policy.Architecture, rng *rand.Rand, labels []string) (*policy.Features, policy.Choice) {
+	t.Helper()
+	obs, act := easyPage(rng, labels)
+	f, err := arch.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := arch.ChoiceOf(f, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
 // easyPage returns a click-the-button or type-the-text page and the
 // oracle's action on it.
 func easyPage(rng *rand.Rand, labels []string) (*eventspb.Observation, *eventspb.Action) {
@@ -62,15 +78,7 @@ func TestPolicyModelLearnsToFollowInstructions(t *testing.T) {
 		var fs []*policy.Features
 		var cs []policy.Choice
 		for range n {
-			obs, act := easyPage(rng, labels)
-			f, err := arch.Featurize(obs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := arch.ChoiceOf(f, act)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, c := easySample(t, arch, rng, labels)
 			fs, cs = append(fs, f), append(cs, c)
 		}
 		return fs, cs

@@ -26,15 +26,7 @@ func rewardBatch(t *testing.T, arch policy.Architecture, n int, seed uint64) []*
 	labels := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
 	var out []*sample
 	for len(out) < n {
-		obs, act := easyPage(rng, labels)
-		f, err := arch.Featurize(obs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := arch.ChoiceOf(f, act)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, c := easySample(t, arch, rng, labels)
 		if len(f.BIDs) < 3 {
 			continue // a fill page: its other element is masked for fill
 		}
