@@ -1,6 +1,11 @@
 package analytics
 
-import "github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+import (
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
 
 // A table's mapping is written once, as a list of fields: each names its
 // column and says how one row's value is taken (a getter of the event or
@@ -147,4 +152,54 @@ func (t decodedTable[M]) addRecord(rec *Record) error {
 	}
 	t.add(ev, rec)
 	return nil
+}
+
+// named are columns named as the event's own fields (proto names), read
+// through the message's descriptor; the column type is the field's Go type
+// (an enum is its Enum8 number, a bool a UInt8). A field renamed or
+// derived on its way to a column is written out with str, val, flag or
+// enum instead. It panics on a name the message lacks or a kind it does
+// not map: NewRows runs every mapping, so a test catches either.
+func named[E proto.Message](names ...string) []field[E] {
+	return namedOf(func(e E) E { return e }, names...)
+}
+
+// namedOf is named for the fields of a message E holds (sub, which may
+// return nil: its fields then read as their defaults).
+func namedOf[E any, M proto.Message](sub func(E) M, names ...string) []field[E] {
+	var zero M
+	md := zero.ProtoReflect().Descriptor()
+	out := make([]field[E], 0, len(names))
+	for _, name := range names {
+		fd := md.Fields().ByName(protoreflect.Name(name))
+		if fd == nil || fd.IsList() || fd.IsMap() {
+			panic("analytics: " + string(md.FullName()) + " has no scalar field " + name)
+		}
+		get := func(e E) protoreflect.Value { return sub(e).ProtoReflect().Get(fd) }
+		var f field[E]
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			f = str(name, func(e E) string { return get(e).String() })
+		case protoreflect.BoolKind:
+			f = flag(name, func(e E) bool { return get(e).Bool() })
+		case protoreflect.EnumKind:
+			f = val(name, func(e E) int8 { return int8(get(e).Enum()) })
+		case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+			f = val(name, func(e E) int32 { return int32(get(e).Int()) })
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+			f = val(name, func(e E) int64 { return get(e).Int() })
+		case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+			f = val(name, func(e E) uint32 { return uint32(get(e).Uint()) })
+		case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+			f = val(name, func(e E) uint64 { return get(e).Uint() })
+		case protoreflect.FloatKind:
+			f = val(name, func(e E) float32 { return float32(get(e).Float()) })
+		case protoreflect.DoubleKind:
+			f = val(name, func(e E) float64 { return get(e).Float() })
+		default:
+			panic("analytics: " + string(fd.FullName()) + " has no column type for kind " + fd.Kind().String())
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -34,113 +34,48 @@ type (
 	deadLetter = *eventspb.DeadLetter
 )
 
-// assignment is what Task and the TaskRef an observation carries share.
-type assignment interface {
-	GetTaskId() string
-	GetSite() string
-	GetFamily() string
-	GetSeed() int64
-	GetTier() eventspb.Tier
-	GetSplit() eventspb.Split
-	GetGroupId() string
-}
-
-// taskFields are the assignment's columns, as tasks and obs carry them.
-func taskFields[E any, A assignment](get func(E) A) []field[E] {
-	return fields(
-		str("task_id", func(e E) string { return get(e).GetTaskId() }),
-		str("site", func(e E) string { return get(e).GetSite() }),
-		str("family", func(e E) string { return get(e).GetFamily() }),
-		val("seed", func(e E) int64 { return get(e).GetSeed() }),
-		enum("tier", func(e E) eventspb.Tier { return get(e).GetTier() }),
-		enum("split", func(e E) eventspb.Split { return get(e).GetSplit() }),
-		str("group_id", func(e E) string { return get(e).GetGroupId() }),
-	)
-}
+// taskNames are the assignment's columns, as tasks and obs carry them.
+var taskNames = []string{"task_id", "site", "family", "seed", "tier", "split", "group_id"}
 
 func newTaskTable() eventTable {
-	return newEventTable(topics.Tasks, eventspb.DecodeTask, nil, taskFields(func(t task) task { return t }), fields(
-		val("group_size", task.GetGroupSize),
-		val("max_steps", task.GetMaxSteps),
-		str("policy_name", task.GetPolicyName),
-		str("start_url", task.GetStartUrl),
-	))
+	return newEventTable(topics.Tasks, eventspb.DecodeTask, nil, named[task](taskNames...),
+		named[task]("group_size", "max_steps", "policy_name", "start_url"))
 }
 
 // The frame is stored as its size and sha256 only: frames stay on Kafka
 // (and full-resolution ones in the frame store, under full_frame_hash).
 func newObsTable() eventTable {
-	return newEventTable(topics.Obs, eventspb.DecodeObservation, nil, taskFields(obs.GetTask), bytesOf("frame_bytes", "frame_sha256", obs.GetFrame), fields(
-		str("frame_format", obs.GetFrameFormat),
-		val("width", obs.GetWidth),
-		val("height", obs.GetHeight),
-		str("full_frame_hash", obs.GetFullFrameHash),
-		str("url", obs.GetUrl),
-		str("instruction", obs.GetInstruction),
-		val("elements", func(o obs) uint32 { return uint32(len(o.GetElements())) }),
-		flag("stable", obs.GetStable),
-		val("stability_score", obs.GetStabilityScore),
-		flag("terminal", obs.GetTerminal),
-		val("observe_ms", func(o obs) uint32 { return o.GetTimings().GetObserveMs() }),
-		val("settle_ms", func(o obs) uint32 { return o.GetTimings().GetSettleMs() }),
-	))
+	return newEventTable(topics.Obs, eventspb.DecodeObservation, nil, namedOf(obs.GetTask, taskNames...),
+		bytesOf("frame_bytes", "frame_sha256", obs.GetFrame),
+		named[obs]("frame_format", "width", "height", "full_frame_hash", "url", "instruction"),
+		fields(val("elements", func(o obs) uint32 { return uint32(len(o.GetElements())) })),
+		named[obs]("stable", "stability_score", "terminal"),
+		namedOf(obs.GetTimings, "observe_ms", "settle_ms"))
 }
 
 func newActionTable() eventTable {
-	return newEventTable(topics.Actions, eventspb.DecodeAction, nil, fields(
-		enum("action_type", action.GetType),
-		str("bid", action.GetBid),
-		val("x", action.GetX),
-		val("y", action.GetY),
-		val("delta_x", action.GetDeltaX),
-		val("delta_y", action.GetDeltaY),
-		str("text", action.GetText),
-		val("text_token", func(a action) *uint32 { return a.TextToken }), // nil (NULL) when the text was free
-		str("key", action.GetKey),
-		str("url", action.GetUrl),
-		str("obs_event_id", action.GetObsEventId),
-		val("log_prob", action.GetLogProb),
-		val("value", action.GetValue),
-		str("policy_name", action.GetPolicyName),
-		val("policy_version", action.GetPolicyVersion),
-		val("inference_latency_us", action.GetInferenceLatencyUs),
-		val("batch_size", action.GetBatchSize),
-		str("raw", action.GetRaw),
-	))
+	return newEventTable(topics.Actions, eventspb.DecodeAction, nil, fields(enum("action_type", action.GetType)),
+		named[action]("bid", "x", "y", "delta_x", "delta_y", "text"),
+		fields(val("text_token", func(a action) *uint32 { return a.TextToken })), // nil (NULL) when the text was free
+		named[action]("key", "url", "obs_event_id", "log_prob", "value", "policy_name", "policy_version",
+			"inference_latency_us", "batch_size", "raw"))
 }
 
 func newRewardTable() eventTable {
-	return newEventTable(topics.Rewards, eventspb.DecodeReward, nil, fields(
-		val("reward", reward.GetReward),
-		val("raw_reward", reward.GetRawReward),
-		val("decayed_reward", reward.GetDecayedReward),
-		flag("done", reward.GetDone),
-		flag("success", reward.GetSuccess),
-		flag("truncated", reward.GetTruncated),
-		flag("aborted", reward.GetAborted),
-		flag("timed_out", reward.GetTimedOut),
-		val("facts_met", func(r reward) []string { return nonNil(r.GetFactsMet()) }),
-		val("facts_total", reward.GetFactsTotal),
-		str("reason", reward.GetReason),
-	))
+	return newEventTable(topics.Rewards, eventspb.DecodeReward, nil,
+		named[reward]("reward", "raw_reward", "decayed_reward", "done", "success", "truncated", "aborted", "timed_out"),
+		fields(val("facts_met", func(r reward) []string { return nonNil(r.GetFactsMet()) })),
+		named[reward]("facts_total", "reason"))
 }
 
 func newTelemetryTable() eventTable {
-	return newEventTable(topics.Telemetry, eventspb.DecodeTelemetry, nil, fields(
-		str("actor_id", telemetry.GetActorId),
-		str("executor_id", telemetry.GetExecutorId),
-		str("mode", telemetry.GetMode),
-		val("window_start_ns", telemetry.GetWindowStartUnixNano),
-		val("window_end_ns", telemetry.GetWindowEndUnixNano),
-		val("window_end", func(t telemetry) int64 { return seconds(t.GetWindowEndUnixNano()) }),
-		val("observe_us", telemetry.GetObserveUs),
-		val("think_us", telemetry.GetThinkUs),
-		val("act_us", telemetry.GetActUs),
-		val("wait_us", telemetry.GetWaitUs),
-		val("idle_us", telemetry.GetIdleUs),
-		val("steps", telemetry.GetSteps),
-		val("episodes", telemetry.GetEpisodes),
-	))
+	return newEventTable(topics.Telemetry, eventspb.DecodeTelemetry, nil, named[telemetry]("actor_id", "executor_id", "mode"),
+		fields(
+			val("window_start_ns", telemetry.GetWindowStartUnixNano),
+			val("window_end_ns", telemetry.GetWindowEndUnixNano),
+			val("window_end", func(t telemetry) int64 { return seconds(t.GetWindowEndUnixNano()) }),
+		),
+		named[telemetry]("observe_us", "think_us", "act_us", "wait_us", "idle_us", "steps", "episodes"))
 }
 
 // Transitions keep the ids of the embedded observations and action, not
@@ -151,24 +86,10 @@ func newTransitionTable() eventTable {
 		str("action_event_id", func(t transition) string { return t.GetAction().GetEnvelope().GetEventId() }),
 		str("next_obs_event_id", func(t transition) string { return t.GetNextObs().GetEnvelope().GetEventId() }),
 		enum("action_type", func(t transition) eventspb.ActionType { return t.GetAction().GetType() }),
-		val("reward", transition.GetReward),
-		flag("done", transition.GetDone),
-		val("log_prob_old", transition.GetLogProbOld),
-		str("policy_name", transition.GetPolicyName),
-		val("policy_version", transition.GetPolicyVersion),
-		str("group_id", transition.GetGroupId),
-		str("task_id", transition.GetTaskId),
-		str("family", transition.GetFamily),
-		str("site", transition.GetSite),
-		enum("tier", transition.GetTier),
-		flag("success", transition.GetSuccess),
-		flag("truncated", transition.GetTruncated),
-		val("observe_ms", func(t transition) uint32 { return t.GetTimings().GetObserveMs() }),
-		val("settle_ms", func(t transition) uint32 { return t.GetTimings().GetSettleMs() }),
-		val("inference_latency_us", func(t transition) uint64 { return t.GetTimings().GetInferenceLatencyUs() }),
-		val("step_ms", func(t transition) uint32 { return t.GetTimings().GetStepMs() }),
-		val("join_ms", func(t transition) uint32 { return t.GetTimings().GetJoinMs() }),
-	))
+	),
+		named[transition]("reward", "done", "log_prob_old", "policy_name", "policy_version", "group_id", "task_id",
+			"family", "site", "tier", "success", "truncated"),
+		namedOf(transition.GetTimings, "observe_ms", "settle_ms", "inference_latency_us", "step_ms", "join_ms"))
 }
 
 // An episode's episode_id is the message's own field when the envelope
@@ -180,22 +101,11 @@ func newEpisodeTable() eventTable {
 		}
 		return e.GetEpisodeId()
 	}
-	return newEventTable(topics.Episodes, eventspb.DecodeEpisode, episodeID, fields(
-		str("task_id", episode.GetTaskId),
-		str("group_id", episode.GetGroupId),
-		str("family", episode.GetFamily),
-		str("site", episode.GetSite),
-		enum("tier", episode.GetTier),
-		enum("split", episode.GetSplit),
-		val("total_return", episode.GetTotalReturn),
-		val("length", episode.GetLength),
-		flag("success", episode.GetSuccess),
-		flag("aborted", episode.GetAborted),
-		flag("truncated", episode.GetTruncated),
-		val("policy_versions_used", func(e episode) []uint64 { return nonNil(e.GetPolicyVersionsUsed()) }),
-		val("duration_ms", episode.GetDurationMs),
-		str("policy_name", episode.GetPolicyName),
-	))
+	return newEventTable(topics.Episodes, eventspb.DecodeEpisode, episodeID,
+		named[episode]("task_id", "group_id", "family", "site", "tier", "split", "total_return", "length",
+			"success", "aborted", "truncated"),
+		fields(val("policy_versions_used", func(e episode) []uint64 { return nonNil(e.GetPolicyVersionsUsed()) })),
+		named[episode]("duration_ms", "policy_name"))
 }
 
 // Weights keep the ONNX graph as its size and sha256 (the weights topic is
@@ -211,48 +121,40 @@ func newWeightsTable() eventTable {
 		sort.Strings(out)
 		return out
 	}
-	return newEventTable(topics.Weights, eventspb.DecodeWeights, nil, fields(
-		str("policy_name", weights.GetPolicyName),
-		val("version", weights.GetVersion),
-		val("parent_version", weights.GetParentVersion),
-		val("onnx_bytes", func(w weights) uint32 { return uint32(len(w.GetOnnx())) }),
-		str("onnx_sha256", func(w weights) string {
-			if sum := w.GetOnnxSha256(); sum != "" {
-				return sum
-			}
-			return sha256Hex(w.GetOnnx())
-		}),
-		str("format", weights.GetFormat),
-		str("architecture", weights.GetArchitecture),
-		val("metric_names", names),
-		val("metric_values", func(w weights) []float64 {
-			ks := names(w)
-			vals := make([]float64, len(ks))
-			for i, k := range ks {
-				vals[i] = w.GetMetrics()[k]
-			}
-			return vals
-		}),
-		val("created_at_ns", weights.GetCreatedAtUnixNano),
-		val("updates", weights.GetUpdates),
-	))
+	return newEventTable(topics.Weights, eventspb.DecodeWeights, nil, named[weights]("policy_name", "version", "parent_version"),
+		fields(
+			val("onnx_bytes", func(w weights) uint32 { return uint32(len(w.GetOnnx())) }),
+			str("onnx_sha256", func(w weights) string {
+				if sum := w.GetOnnxSha256(); sum != "" {
+					return sum
+				}
+				return sha256Hex(w.GetOnnx())
+			}),
+		),
+		named[weights]("format", "architecture"),
+		fields(
+			val("metric_names", names),
+			val("metric_values", func(w weights) []float64 {
+				ks := names(w)
+				vals := make([]float64, len(ks))
+				for i, k := range ks {
+					vals[i] = w.GetMetrics()[k]
+				}
+				return vals
+			}),
+			val("created_at_ns", weights.GetCreatedAtUnixNano),
+		),
+		named[weights]("updates"))
 }
 
 // Dead letters keep their payload as size and sha256: it may hold a frame,
 // and the dlq topic keeps the bytes for 30 days.
 func newDeadLetterTable() eventTable {
-	return newEventTable(topics.DLQ, eventspb.DecodeDeadLetter, nil, fields(
-		str("source_topic", deadLetter.GetSourceTopic),
-		val("source_partition", deadLetter.GetSourcePartition),
-		val("source_offset", deadLetter.GetSourceOffset),
-		str("source_key", func(d deadLetter) string { return string(d.GetSourceKey()) }),
-	), bytesOf("source_payload_bytes", "source_payload_sha256", deadLetter.GetPayload), fields(
-		val("source_timestamp_ns", deadLetter.GetSourceTimestampUnixNano),
-		str("reason", deadLetter.GetReason),
-		enum("reason_code", deadLetter.GetReasonCode),
-		str("component", deadLetter.GetComponent),
-		str("message_type", deadLetter.GetMessageType),
-	))
+	return newEventTable(topics.DLQ, eventspb.DecodeDeadLetter, nil, named[deadLetter]("source_topic", "source_partition", "source_offset"),
+		fields(str("source_key", func(d deadLetter) string { return string(d.GetSourceKey()) })),
+		bytesOf("source_payload_bytes", "source_payload_sha256", deadLetter.GetPayload),
+		fields(val("source_timestamp_ns", deadLetter.GetSourceTimestampUnixNano)),
+		named[deadLetter]("reason", "reason_code", "component", "message_type"))
 }
 
 // MaxBadPayload is how much of an undecodable record's value bad_records
