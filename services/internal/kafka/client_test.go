@@ -54,12 +54,11 @@ func TestOptsSecurity(t *testing.T) {
 
 func TestEmbeddedPing(t *testing.T) {
 	cfg := &config.Config{InstanceID: "t", Brokers: []string{config.EmbeddedBroker}}
-	seeds, closeKafka, err := Seeds(cfg)
+	f, closeKafka, err := Connect(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeKafka()
-	f := NewFactory(cfg, seeds, nil)
 	if err := f.Ping(context.Background(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}

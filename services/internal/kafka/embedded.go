@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -33,16 +34,17 @@ func (e *Embedded) Seeds() []string { return e.c.ListenAddrs() }
 // Close stops the cluster; its data is gone.
 func (e *Embedded) Close() { e.c.Close() }
 
-// Seeds returns the brokers cfg names, or, when it names the embedded
-// cluster (-brokers=embedded), starts one and returns its addresses;
-// closeFn stops it (a no-op on a real cluster).
-func Seeds(cfg *config.Config) (seeds []string, closeFn func(), err error) {
+// Connect returns the client factory for the brokers cfg names, or, when
+// it names the embedded cluster (-brokers=embedded), for one it starts;
+// closeFn stops that cluster (a no-op on a real one). Nothing is dialled
+// yet: Ping checks the brokers answer.
+func Connect(cfg *config.Config, log *slog.Logger) (f *Factory, closeFn func(), err error) {
 	if !cfg.Embedded() {
-		return cfg.Brokers, func() {}, nil
+		return NewFactory(cfg, cfg.Brokers, log), func() {}, nil
 	}
 	e, err := StartEmbedded()
 	if err != nil {
 		return nil, nil, err
 	}
-	return e.Seeds(), e.Close, nil
+	return NewFactory(cfg, e.Seeds(), log), e.Close, nil
 }

@@ -84,12 +84,11 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		return usageError{err}
 	}
 	log := newLogger(cfg, stderr)
-	seeds, closeKafka, err := kafka.Seeds(cfg)
+	f, closeKafka, err := kafka.Connect(cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer closeKafka()
-	f := kafka.NewFactory(cfg, seeds, nil)
 	if err := f.Ping(ctx, 5*time.Second); err != nil {
 		if !isDefaultLocalBroker(cfg) {
 			return err

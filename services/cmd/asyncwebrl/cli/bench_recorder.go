@@ -15,7 +15,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest/recorderload"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
-	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 const benchRecorderUsage = `Usage: asyncwebrl bench recorder [--events N] [--batch N] [--min-ratio R] [--keep] [flags]
@@ -75,8 +74,7 @@ func runBenchRecorder(ctx context.Context, args []string, stdout, stderr io.Writ
 	defer cl.Close()
 	var id [4]byte
 	_, _ = rand.Read(id[:])
-	catalog := topics.New(topics.WithPrefix("bench-recorder-"+hex.EncodeToString(id[:])+"."),
-		topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	catalog := catalogOf(cfg, "bench-recorder-"+hex.EncodeToString(id[:])+".")
 	if err := recorderload.CreateTopics(ctx, cl, catalog); err != nil {
 		return err
 	}

@@ -137,19 +137,17 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	seeds, closeKafka, err := kafka.Seeds(cfg)
+	f, closeKafka, err := kafka.Connect(cfg, quiet)
 	if err != nil {
 		return err
 	}
 	defer closeKafka()
-	f := kafka.NewFactory(cfg, seeds, quiet)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	cat := topics.New(topics.WithPrefix("bench_rollout_"+hex.EncodeToString(rnd[:])+"_"),
-		topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	cat := catalogOf(cfg, "bench_rollout_"+hex.EncodeToString(rnd[:])+"_")
 	admin, err := f.NewClient("bench-rollout-admin")
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	cat := catalogOf(cfg, cfg.TopicPrefix)
 	var src replay.Source
 	switch rc.source {
 	case "kafka":

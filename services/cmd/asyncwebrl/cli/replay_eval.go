@@ -75,7 +75,7 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	cat := catalogOf(cfg, cfg.TopicPrefix)
 	onnx, version, err := latestModel(ctx, f, cat, policy, log)
 	if err != nil {
 		return err

@@ -59,7 +59,7 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	cat := catalogOf(cfg, cfg.TopicPrefix)
 	l := cfg.Learner
 	hp := learner.DefaultHyper()
 	if hp.Algo, err = learner.ParseAlgo(l.Algo); err != nil {

@@ -56,19 +56,18 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 	defer func() { _ = stopProfiling() }() // observability closes last
 
-	seeds, closeKafka, err := kafka.Seeds(cfg)
+	factory, closeKafka, err := kafka.Connect(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer closeKafka()
 	if cfg.Embedded() {
-		log.Warn("using the embedded in-process Kafka (kfake): data is lost on exit; for development only", "addrs", seeds)
+		log.Warn("using the embedded in-process Kafka (kfake): data is lost on exit; for development only", "addrs", factory.Seeds())
 	}
-	factory := kafka.NewFactory(cfg, seeds, log)
 	if err := factory.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	catalog := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	catalog := catalogOf(cfg, cfg.TopicPrefix)
 	if cfg.ApplyTopics {
 		if err := applyTopics(ctx, factory, catalog, log); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -15,6 +16,12 @@ import (
 type errDrift struct{ n int }
 
 func (e errDrift) Error() string { return fmt.Sprintf("%d topic drift(s) from the catalog", e.n) }
+
+// catalogOf is the catalog under prefix with cfg's partitions and
+// replication.
+func catalogOf(cfg *config.Config, prefix string) *topics.Catalog {
+	return topics.New(topics.WithPrefix(prefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+}
 
 func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
@@ -31,7 +38,7 @@ Flags: -brokers, -topic-prefix, -topic-partitions, -topic-replication and the Ka
 	if err != nil {
 		return err
 	}
-	cat := topics.New(topics.WithPrefix(cfg.TopicPrefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+	cat := catalogOf(cfg, cfg.TopicPrefix)
 	if verb == "list" {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRF\tCLEANUP\tRETENTION\tMAX BYTES\tKEY\tHOLDS")
