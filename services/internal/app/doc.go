@@ -10,5 +10,6 @@
 // stop (and commit) before the things they read from disappear. Before
 // those Stops, the producers stop producing (Producer) and the consumers
 // whose output analytics need catch up with their inputs (Drainer), so a
-// clean stop leaves every committed event recorded.
+// clean stop leaves every committed event recorded. Every is the loop of the
+// services' periodic jobs.
 package app
