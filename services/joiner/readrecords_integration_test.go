@@ -10,36 +10,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // TestIntegrationReadRecordsBack: a restore reads the records its changelog
 // names back from the real broker, and one that retention deleted is an
 // error that says so instead of a wait.
 func TestIntegrationReadRecordsBack(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	topic := testenv.Unique(t, "readback")
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) {
-		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
-	}
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := kafkatest.Real(t, "readback", topics.WithPartitions(2))
+	topic, newClient, adm := kc.Catalog.Name(topics.Obs), kc.NewClient, kadm.NewClient(kc.Admin)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = adm.DeleteTopics(context.Background(), topic) }()
-	prod, err := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
+	prod := kc.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 6 {
 		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -48,7 +32,7 @@ func TestIntegrationReadRecordsBack(t *testing.T) {
 	// Partition 0 holds v0 v2 v4 at offsets 0 1 2; partition 1 v1 v3 v5.
 	want := []joiner.Source{{Topic: topic, Partition: 0, Offset: 2}, {Topic: topic, Partition: 1, Offset: 0}, {Topic: topic, Partition: 1, Offset: 2}}
 	got := map[string]string{}
-	err = joiner.ReadRecords(ctx, newClient, want, func(r *kgo.Record) error {
+	err := joiner.ReadRecords(ctx, newClient, want, func(r *kgo.Record) error {
 		got[fmt.Sprintf("%d@%d", r.Partition, r.Offset)] = string(r.Value)
 		return nil
 	})
