@@ -78,6 +78,10 @@ const (
 	needsCanvas    = "needs pixel coordinates on a canvas"
 	needsHover     = "needs hover (a mouse move without a click)"
 	needsSelection = "needs a text selection (drag or double-click)"
+	// The page animates without pause, so the visual settler never sees
+	// two equal frames and every reset ran into the page's own time limit
+	// (12 of 17 aborted episodes of a 4-minute smoke run of the suite).
+	neverStable = "never visually stable (continuous animation): no step can wait for a settled page"
 )
 
 // MiniWoBTask is one task of the benchmark.
@@ -232,7 +236,7 @@ var miniwobTasks = []MiniWoBTask{
 	{"identify-shape", 1, mwt(0), "", true, "click the button naming the shown shape"},
 	{"login-user", 3, mwt(0), "", true, "type a username and a password and log in"},
 	{"login-user-popup", 4, mwt(15000), "", false, "login-user with a pop-up to dismiss"},
-	{"moving-items", 1, mwt(0), "", false, "click a moving shape (SVG elements)"},
+	{"moving-items", 1, mwt(0), neverStable, false, "click a moving shape (SVG elements)"},
 	{"multi-layouts", 4, mwt(20000), "", false, "fill a form whose layout varies"},
 	{"multi-orderings", 4, mwt(20000), "", false, "fill a form whose field order varies"},
 	{"navigate-tree", 3, mwt(0), "", true, "open folders of a file tree to click a file"},
@@ -254,7 +258,7 @@ var miniwobTasks = []MiniWoBTask{
 	{"social-media", 2, mwt(15000), "", true, "click an action on a user's post"},
 	{"social-media-all", 4, mwt(20000), "", false, "click an action on all of a user's posts and submit"},
 	{"social-media-some", 4, mwt(20000), "", false, "click an action on n of a user's posts and submit"},
-	{"stock-market", 3, mwt(0), "", false, "wait for a price to drop below a bound and buy"},
+	{"stock-market", 3, mwt(0), neverStable, false, "wait for a price to drop below a bound and buy"},
 	{"terminal", 4, mwt(20000), "", false, "type shell commands to find and delete a file"},
 	{"text-editor", 4, mwt(15000), needsSelection, false, "select text in an editor and style it"},
 	{"text-transform", 2, mwt(15000), "", false, "type a word drawn with distorted letters and submit"},
