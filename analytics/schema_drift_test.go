@@ -83,7 +83,7 @@ var leftOut = func() map[string]string {
 	}
 	// The page's elements are featurizer input: they stay on the obs topic
 	// (and in event_log, byte for byte); obs.elements counts them.
-	for _, f := range []string{"bid", "role", "text", "box", "checked", "value", "focused", "disabled"} {
+	for _, f := range []string{"bid", "role", "text", "box", "checked", "value", "focused", "disabled", "options"} {
 		m["Element."+f] = "elements stay on Kafka and in event_log; obs.elements counts them"
 	}
 	for _, f := range []string{"x", "y", "w", "h"} {

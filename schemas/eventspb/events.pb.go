@@ -800,7 +800,10 @@ type Element struct {
 	// Has keyboard focus.
 	Focused bool `protobuf:"varint,7,opt,name=focused,proto3" json:"focused,omitempty"`
 	// Disabled: clicks do nothing.
-	Disabled      bool `protobuf:"varint,8,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	Disabled bool `protobuf:"varint,8,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// The options of a select, their visible texts in order (truncated by the
+	// actor): what select_option can choose.
+	Options       []string `protobuf:"bytes,9,rep,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -889,6 +892,13 @@ func (x *Element) GetDisabled() bool {
 		return x.Disabled
 	}
 	return false
+}
+
+func (x *Element) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
 }
 
 // How long the actor spent producing an observation.
@@ -2377,7 +2387,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +
 	"\x01w\x18\x03 \x01(\x02R\x01w\x12\f\n" +
-	"\x01h\x18\x04 \x01(\x02R\x01h\"\xcf\x01\n" +
+	"\x01h\x18\x04 \x01(\x02R\x01h\"\xe9\x01\n" +
 	"\aElement\x12\x10\n" +
 	"\x03bid\x18\x01 \x01(\tR\x03bid\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2386,7 +2396,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\achecked\x18\x05 \x01(\bR\achecked\x12\x14\n" +
 	"\x05value\x18\x06 \x01(\tR\x05value\x12\x18\n" +
 	"\afocused\x18\a \x01(\bR\afocused\x12\x1a\n" +
-	"\bdisabled\x18\b \x01(\bR\bdisabled\"P\n" +
+	"\bdisabled\x18\b \x01(\bR\bdisabled\x12\x18\n" +
+	"\aoptions\x18\t \x03(\tR\aoptions\"P\n" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +

@@ -52,6 +52,10 @@ type Service struct {
 	stopErr   error
 	quietOnce sync.Once // StopProducing's work, run by it or by Stop
 	quietErr  error
+	// failed yields once when events were given up (the broker was away
+	// longer than outageDeliveryBound): the process stops, loudly.
+	failed   chan error
+	failOnce sync.Once
 }
 
 var (
@@ -91,7 +95,7 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		return nil, err
 	}
 	s := &Service{cfg: cfg, factory: f, catalog: cat, opts: o, log: o.log.With("service", "actor"), m: m,
-		webenvURL: o.webenvURL, allow: allow, settler: o.settler}
+		webenvURL: o.webenvURL, allow: allow, settler: o.settler, failed: make(chan error, 1)}
 	if s.settler == nil {
 		s.settler = Visual{}
 	}
@@ -121,7 +125,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if s.producer, err = s.factory.NewClient("actor", producerOpts()...); err != nil {
 		return err
 	}
-	s.pub = &publisher{ctx: pubCtx, cl: s.producer, log: s.log, m: s.m, c: &s.c, producer: s.opts.instance,
+	s.pub = &publisher{ctx: pubCtx, cl: s.producer, log: s.log, m: s.m, c: &s.c, producer: s.opts.instance, lost: s.lost,
 		obs: s.catalog.Name(topics.Obs), actions: s.catalog.Name(topics.Actions),
 		rewards: s.catalog.Name(topics.Rewards), tel: s.catalog.Name(topics.Telemetry)}
 
@@ -369,6 +373,21 @@ func (s *Service) Healthy(ctx context.Context) error {
 		return app.Degraded(fmt.Errorf("unable to reach Kafka: %w", err))
 	}
 	return nil
+}
+
+// Failed implements app.Failer: it yields when events were given up after
+// the broker stayed away longer than the delivery bound. Their episodes are
+// incomplete (a partition's later records fail with the first), so the
+// joiner dead-letters them and the learner, which waits for an episode's
+// terminal reward, never trains on them; the process stops so that a
+// supervisor restarts it, instead of acting on with events nobody sees.
+func (s *Service) Failed() <-chan error { return s.failed }
+
+// lost is called for every event given up for good.
+func (s *Service) lost(err error) {
+	s.failOnce.Do(func() {
+		s.failed <- fmt.Errorf("unable to deliver the actor's events within %s (is the broker down?): %w", outageDeliveryBound, err)
+	})
 }
 
 // Stats returns the running totals.

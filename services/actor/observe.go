@@ -67,6 +67,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 			Value:    clip(el.Value, maxText),
 			Focused:  el.Focused,
 			Disabled: el.Disabled,
+			Options:  clipAll(el.Options, maxText, maxOptions),
 		})
 	}
 	ev.Timings = &eventspb.ObservationTimings{
@@ -84,6 +85,22 @@ func clamp01(v float64) float64 {
 		return 1
 	}
 	return v
+}
+
+// maxOptions bounds a select's options in events (the policy offers them
+// as text candidates, of which it keeps a few dozen).
+const maxOptions = 64
+
+// clipAll clips each of the first m strings of ss to n bytes.
+func clipAll(ss []string, n, m int) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, 0, min(len(ss), m))
+	for _, s := range ss[:min(len(ss), m)] {
+		out = append(out, clip(s, n))
+	}
+	return out
 }
 
 // clip cuts s to at most n bytes on a rune boundary.

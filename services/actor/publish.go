@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -54,10 +55,13 @@ type publisher struct {
 	m        *metrics
 	c        *counters
 	producer string
-	obs      string
-	actions  string
-	rewards  string
-	tel      string
+	// lost is told of every event the client gave up on after the
+	// delivery bound.
+	lost    func(error)
+	obs     string
+	actions string
+	rewards string
+	tel     string
 }
 
 // send marshals ev (which validates it) and produces it under key.
@@ -72,6 +76,11 @@ func (p *publisher) send(topic, key string, ev eventspb.Event) error {
 			p.c.produceErrors.Add(1)
 			p.m.produceErrors.WithLabelValues(r.Topic).Inc()
 			p.log.Error("unable to produce an event", "topic", r.Topic, "key", string(r.Key), "err", err)
+			// Given up after the delivery bound: the broker was away too
+			// long. Other refusals (a record too large) stay counted.
+			if p.lost != nil && (errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries)) {
+				p.lost(err)
+			}
 			return
 		}
 		p.c.produced.Add(1)

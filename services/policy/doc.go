@@ -11,10 +11,10 @@
 // # Architecture (DefaultArchitecture, ~150k parameters)
 //
 // Shapes use B batch, T=32 instruction words, E=32 elements, Lt=8 words per
-// element, K=16 text candidates, Lc=4 words per candidate, A action types
+// element, K=32 text candidates, Lc=4 words per candidate, A action types
 // (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=29 element and Fc=10 candidate features (names in Architecture JSON).
+// F=29 element and Fc=12 candidate features (names in Architecture JSON).
 //
 //	inputs                          ops
 //	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
@@ -51,9 +51,12 @@
 // inside the text), state (Element's checked, focused, has value, value
 // equals a quoted phrase, disabled), mean RGB of its box in the frame, and
 // its position in the list. Text candidates are the quoted phrases, then the
-// instruction's words, deduplicated case-insensitively, with features
-// (quoted, single word, position, length, equals/inside an element's text,
-// equals an element's value, follows a typing verb, stopword, has digit).
+// instruction's words, then page text (each kept element's text, value and
+// a select's options, in the elements' order: copy-paste tasks, options the
+// instruction names unquoted), deduplicated case-insensitively, at most K,
+// with features (quoted, single word, position, length, equals/inside an
+// element's text, equals an element's value, follows a typing verb,
+// stopword, has digit, from the page, a run of the instruction).
 // Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
 // element types any element; a type is masked when it has no eligible
 // element or (text types) no candidate; NOOP is always allowed.
@@ -79,7 +82,8 @@
 // also sets x/y to the element's centre and delta_y to half the frame
 // height; raw in BrowserGym form. ChoiceOf maps a recorded (or
 // demonstrated) action back: bid → element, text_token (or the text) →
-// candidate; anything else is ErrNotRepresentable.
+// candidate; anything else, or a choice the masks forbid, is
+// ErrNotRepresentable.
 //
 // # Runtime
 //

@@ -91,13 +91,15 @@ const (
 	cfAfterTypeVerb
 	cfStopword
 	cfHasDigit
+	cfFromPage
+	cfInInstr
 	numCandFeatures
 )
 
 // The candidate feature columns (Fc = len).
 var candidateFeatureNames = []string{
 	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
-	"after_type_verb", "stopword", "has_digit",
+	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr",
 }
 
 const (
@@ -297,14 +299,17 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 	}
 
-	// Text candidates: quoted phrases, then single instruction words.
-	var nQuoted int
-	f.Candidates, nQuoted = candidates(instr, quotes, K)
+	// Text candidates: quoted phrases, then single instruction words, then
+	// the kept elements' texts, values and options.
+	var nQuoted, nInstr int
+	f.Candidates, nQuoted, nInstr = candidates(instr, quotes, els, K)
 	for k, c := range f.Candidates {
 		cw := lowerWords(c)
 		row := f.CandFeats[k*Fc : (k+1)*Fc]
 		isQuote := k < nQuoted
 		row[cfQuoted] = bool01(isQuote)
+		row[cfFromPage] = bool01(k >= nInstr)
+		row[cfInInstr] = bool01(containsRun(iw, cw))
 		row[cfSingleWord] = bool01(len(cw) == 1 && !isQuote)
 		if i := indexRun(iw, cw); i >= 0 {
 			row[cfPosition] = float32(i) / float32(max(len(iw), 1))
@@ -394,10 +399,14 @@ func pickElements(all []*eventspb.Element, fw, fh float64, n int) []*eventspb.El
 	return out
 }
 
-// candidates lists the text choices: the quoted phrases in order, then the
-// instruction's words, deduplicated case-insensitively, at most k; nQuoted
-// of them are quoted phrases.
-func candidates(instr string, quotes []string, k int) (out []string, nQuoted int) {
+// candidates lists the text choices, deduplicated case-insensitively, at
+// most k: the quoted phrases in order (the first nQuoted), then the
+// instruction's words (up to nInstr), then page text: each kept element's
+// text, value and options (a select's), in the elements' order, for tasks
+// whose text is on the page (copy a textarea, pick an option the
+// instruction names in several words). A page text without a word (letters
+// or digits) is left out.
+func candidates(instr string, quotes []string, els []*eventspb.Element, k int) (out []string, nQuoted, nInstr int) {
 	seen := map[string]bool{}
 	add := func(s string) {
 		key := strings.ToLower(s)
@@ -413,7 +422,20 @@ func candidates(instr string, quotes []string, k int) (out []string, nQuoted int
 	for _, w := range words(instr) {
 		add(w)
 	}
-	return out, nQuoted
+	nInstr = len(out)
+	page := func(s string) {
+		if s = strings.TrimSpace(s); len(words(s)) > 0 {
+			add(s)
+		}
+	}
+	for _, el := range els {
+		page(el.GetText())
+		page(el.GetValue())
+		for _, o := range el.GetOptions() {
+			page(o)
+		}
+	}
+	return out, nQuoted, nInstr
 }
 
 func bool01(b bool) float32 {

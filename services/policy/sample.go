@@ -242,7 +242,7 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 // ChoiceOf maps a recorded action back to head indices on the featurized
 // observation it was chosen from: the type by its ActionType, the element by
 // bid, the candidate by text_token when it still names the same text, else
-// by text. A demonstration's action gets the same treatment, so behaviour
+// by text; a choice the masks forbid is ErrNotRepresentable. A demonstration's action gets the same treatment, so behaviour
 // cloning and the PPO ratio use one definition.
 func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, error) {
 	c := Choice{Type: a.TypeIndex(act.GetType()), Element: -1, Candidate: -1}
@@ -273,6 +273,16 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 		if c.Candidate < 0 {
 			return c, fmt.Errorf("%w: text %q is not a candidate", ErrNotRepresentable, act.GetText())
 		}
+	}
+	// The masks: a choice the graph gives no probability is not the
+	// policy's either (the learner counts it at ingest, not at the update).
+	switch E := a.MaxElements; {
+	case f.TypeMask[c.Type] != 1:
+		return c, fmt.Errorf("%w: type %s is masked on this page", ErrNotRepresentable, typ)
+	case UsesElement(typ) && f.ElemTypeMask[c.Type*E+c.Element] != 1:
+		return c, fmt.Errorf("%w: %s may not target bid %q", ErrNotRepresentable, typ, act.GetBid())
+	case UsesText(typ) && f.CandMask[c.Candidate] != 1:
+		return c, fmt.Errorf("%w: candidate %d is masked", ErrNotRepresentable, c.Candidate)
 	}
 	return c, nil
 }

@@ -92,23 +92,53 @@ func by(t *testing.T, e *Env, css string, a Action) *StepResult {
 		t.Fatal(err)
 	}
 	a.BID = bid
-	r, err := e.Step(ctx, a)
-	if err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if r.Info.Error != "" {
-		t.Fatalf("%s on %s: %s", a, css, r.Info.Error)
-	}
-	return r
+	return solverStep(t, a, func() *StepResult {
+		r, err := e.Step(ctx, a)
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if r.Info.Error != "" {
+			t.Fatalf("%s on %s: %s", a, css, r.Info.Error)
+		}
+		return r
+	})
 }
 
 // on acts on the element of obs with a role and a text.
 func on(t *testing.T, e *Env, obs *Observation, role, text string, a Action) *StepResult {
 	t.Helper()
 	a.BID = find(t, obs, role, text).BID
-	r := step(t, e, a.String())
-	if r.Info.Error != "" {
-		t.Fatalf("%s: %s", a, r.Info.Error)
+	return solverStep(t, a, func() *StepResult {
+		r := step(t, e, a.String())
+		if r.Info.Error != "" {
+			t.Fatalf("%s: %s", a, r.Info.Error)
+		}
+		return r
+	})
+}
+
+// solverWatch, when set, is shown every action a solver takes with the
+// observation the agent would take it from (the newest one), before the
+// action is stepped: TestIntegrationMiniWoBHeads checks that the policy's
+// heads can express it. Tests using it do not run in parallel.
+var solverWatch *watch
+
+// watch holds the newest observation of an episode and what to do with
+// each action.
+type watch struct {
+	obs   *Observation
+	check func(t *testing.T, obs *Observation, a Action)
+}
+
+// solverStep shows a to solverWatch, then runs the step.
+func solverStep(t *testing.T, a Action, run func() *StepResult) *StepResult {
+	t.Helper()
+	if w := solverWatch; w != nil {
+		w.check(t, w.obs, a)
+	}
+	r := run()
+	if w := solverWatch; w != nil && r.Obs != nil {
+		w.obs = r.Obs
 	}
 	return r
 }
@@ -171,9 +201,10 @@ var miniwobSolvers = map[string]solver{
 	},
 }
 
-// TestIntegrationMiniWoB drives the benchmark's own pages, served as
-// published, in real Chromium (issue 16's protocol test).
-func TestIntegrationMiniWoB(t *testing.T) {
+// miniwobEnv serves the MiniWoB++ suite and opens an env on it in a real
+// browser, counting the pages' GETs.
+func miniwobEnv(t *testing.T) (*Env, *pageCounter) {
+	t.Helper()
 	testenv.Integration(t)
 	dir := miniwobDir(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -196,10 +227,20 @@ func TestIntegrationMiniWoB(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
+	return e, pages
+}
+
+// acceptanceTasks are issue 16's acceptance tasks.
+var acceptanceTasks = []string{"click-test", "click-button", "click-link", "click-dialog", "click-checkboxes",
+	"click-option", "focus-text", "enter-text", "enter-password", "login-user", "choose-list"}
+
+// TestIntegrationMiniWoB drives the benchmark's own pages, served as
+// published, in real Chromium (issue 16's protocol test).
+func TestIntegrationMiniWoB(t *testing.T) {
+	e, pages := miniwobEnv(t)
 
 	t.Run("scripted solvers succeed", func(t *testing.T) {
-		for _, name := range []string{"click-test", "click-button", "click-link", "click-dialog", "click-checkboxes",
-			"click-option", "focus-text", "enter-text", "enter-password", "login-user", "choose-list"} {
+		for _, name := range acceptanceTasks {
 			t.Run(name, func(t *testing.T) {
 				for seed := int64(1); seed <= 3; seed++ {
 					task := TaskRef{Family: webenv.MiniWoBPrefix + name, Seed: seed}
