@@ -56,6 +56,28 @@ type BenchResult struct {
 	FloorRecords int
 	Transactions int64
 	Verified     Report
+	// InputBytes is the sum of the input records' values (obs, actions,
+	// rewards, as consume-only read them); Output what the joiner committed.
+	InputBytes int64
+	Output     OutputSize
+}
+
+// BytesPerTransition is the transitions topic's record values over the
+// transitions in it.
+func (r BenchResult) BytesPerTransition() float64 {
+	if r.Output.Transitions == 0 {
+		return 0
+	}
+	return float64(r.Output.TransitionBytes) / float64(r.Output.Transitions)
+}
+
+// OutputPerInputByte is every output topic's bytes (transitions, episodes,
+// dlq, changelog) over the input's.
+func (r BenchResult) OutputPerInputByte() float64 {
+	if r.InputBytes == 0 {
+		return 0
+	}
+	return float64(r.Output.Bytes) / float64(r.InputBytes)
 }
 
 // ConsumeOnlyRate is records per second of the baseline.
@@ -124,7 +146,7 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 	res.Records = exp.Records
 	log.Info("load produced", "records", exp.Records, "duplicates", exp.Duplicates, "reordered", exp.Reordered, "malformed", len(exp.Malformed), "took", time.Since(t0).Round(time.Millisecond))
 
-	if res.ConsumeOnly, err = consumeOnly(ctx, c.NewClient, cat, prefix+"consume-only", exp.Records); err != nil {
+	if res.ConsumeOnly, res.InputBytes, err = consumeOnly(ctx, c.NewClient, cat, prefix+"consume-only", exp.Records); err != nil {
 		return res, err
 	}
 	log.Info("consume-only done", "took", res.ConsumeOnly.Round(time.Millisecond))
@@ -159,16 +181,18 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 	if res.Verified, err = Verify(ctx, c.NewClient, cat, exp); err != nil {
 		return res, err
 	}
-	if res.Floor, res.FloorRecords, err = writeFloor(ctx, c.NewClient, cat, floorCat, res.Transactions); err != nil {
+	if res.Floor, res.Output, err = writeFloor(ctx, c.NewClient, cat, floorCat, res.Transactions); err != nil {
 		return res, err
 	}
+	res.FloorRecords = res.Output.Records
 	log.Info("write floor done", "records", res.FloorRecords, "took", res.Floor.Round(time.Millisecond))
 	return res, nil
 }
 
 // consumeOnly is the baseline: a plain group consumer of the same input
-// topics (read_committed, like the joiner) that only counts records.
-func consumeOnly(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, group string, records int) (time.Duration, error) {
+// topics (read_committed, like the joiner) that only counts records and
+// their values' bytes.
+func consumeOnly(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, group string, records int) (time.Duration, int64, error) {
 	var assigned atomic.Int64
 	cl, err := newClient(
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
@@ -180,22 +204,23 @@ func consumeOnly(ctx context.Context, newClient joiner.ClientFunc, cat *topics.C
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer cl.Close()
-	n := 0
+	n, size := 0, int64(0)
 	for n < records {
 		fetches := cl.PollRecords(ctx, 10000)
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		n += fetches.NumRecords()
+		fetches.EachRecord(func(r *kgo.Record) { size += int64(len(r.Value)) })
 	}
 	took := time.Since(time.Unix(0, assigned.Load()))
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_ = cl.CommitUncommittedOffsets(ctx)
-	return took, nil
+	return took, size, nil
 }
 
 // String renders the side-by-side table. Every rate is input records per
@@ -206,4 +231,12 @@ func (r BenchResult) String() string {
 		"consume-only", r.ConsumeOnlyRate(), r.ConsumeOnly.Seconds(),
 		"joiner (EOS)", r.JoinerRate(), r.Joiner.Seconds(), r.Transactions,
 		"write floor (EOS)", r.FloorRate(), r.Floor.Seconds(), r.FloorRecords)
+}
+
+// Sizes renders the output's size beside the rates: bytes per transition
+// and output bytes per input byte.
+func (r BenchResult) Sizes() string {
+	return fmt.Sprintf("bytes per transition: %.0f (%d transitions, %.1f MB); output bytes per input byte: %.3f (%.1f MB of transitions, episodes, dlq and changelog for %.1f MB of obs, actions and rewards)\n",
+		r.BytesPerTransition(), r.Output.Transitions, float64(r.Output.TransitionBytes)/1e6,
+		r.OutputPerInputByte(), float64(r.Output.Bytes)/1e6, float64(r.InputBytes)/1e6)
 }

@@ -22,25 +22,32 @@ var outputTopics = []string{topics.Transitions, topics.Episodes, topics.DLQ, top
 // joined, and no offsets are committed, so this is strictly less work than
 // the joiner did for the same output on the same broker and cores: no
 // exactly-once joiner that writes this output can take less time. It
-// returns the time from the first Begin to the last End and the number of
-// records written.
-func writeFloor(ctx context.Context, newClient joiner.ClientFunc, from, to *topics.Catalog, txns int64) (time.Duration, int, error) {
+// returns the time from the first Begin to the last End and what was
+// written.
+func writeFloor(ctx context.Context, newClient joiner.ClientFunc, from, to *topics.Catalog, txns int64) (time.Duration, OutputSize, error) {
 	var recs []*kgo.Record
+	var size OutputSize
 	for _, t := range outputTopics {
 		err := joiner.ReadCommitted(ctx, newClient, from.Name(t), nil, func(r *kgo.Record) error {
 			recs = append(recs, &kgo.Record{Topic: to.Name(t), Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers})
+			size.Records++
+			size.Bytes += int64(len(r.Value))
+			if t == topics.Transitions {
+				size.Transitions++
+				size.TransitionBytes += int64(len(r.Value))
+			}
 			return nil
 		})
 		if err != nil {
-			return 0, 0, fmt.Errorf("unable to read the joiner's output %s: %w", from.Name(t), err)
+			return 0, size, fmt.Errorf("unable to read the joiner's output %s: %w", from.Name(t), err)
 		}
 	}
 	if len(recs) == 0 {
-		return 0, 0, errors.New("unable to measure the write floor: the joiner wrote nothing")
+		return 0, size, errors.New("unable to measure the write floor: the joiner wrote nothing")
 	}
 	cl, err := newClient(kgo.TransactionalID(to.Prefix+"floor"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
-		return 0, 0, err
+		return 0, size, err
 	}
 	defer cl.Close()
 	// One untimed transaction first, with one record per topic: the
@@ -51,17 +58,30 @@ func writeFloor(ctx context.Context, newClient joiner.ClientFunc, from, to *topi
 		warm = append(warm, &kgo.Record{Topic: to.Name(t), Key: []byte("warm-up"), Value: []byte("warm-up")}) // compacted topics need a key
 	}
 	if err := transact(ctx, cl, warm); err != nil {
-		return 0, 0, fmt.Errorf("unable to write the floor's warm-up: %w", err)
+		return 0, size, fmt.Errorf("unable to write the floor's warm-up: %w", err)
 	}
 	txns = max(1, min(txns, int64(len(recs))))
 	per := (int64(len(recs)) + txns - 1) / txns
 	t0 := time.Now()
 	for i := int64(0); i < int64(len(recs)); i += per {
 		if err := transact(ctx, cl, recs[i:min(i+per, int64(len(recs)))]); err != nil {
-			return 0, 0, fmt.Errorf("unable to write the floor's records: %w", err)
+			return 0, size, fmt.Errorf("unable to write the floor's records: %w", err)
 		}
 	}
-	return time.Since(t0), len(recs), nil
+	return time.Since(t0), size, nil
+}
+
+// OutputSize is what the joiner committed: record values, by the sum of
+// their lengths (what a consumer decodes; the broker's batches compress
+// nothing here, frames being incompressible).
+type OutputSize struct {
+	// Records and Bytes: every output topic (transitions, episodes, dlq,
+	// changelog).
+	Records int
+	Bytes   int64
+	// Transitions and TransitionBytes: the transitions topic alone.
+	Transitions     int
+	TransitionBytes int64
 }
 
 // transact writes recs in one transaction: ProduceSync sends them together,

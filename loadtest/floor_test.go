@@ -35,6 +35,7 @@ func TestWriteFloorCopiesCommittedOutput(t *testing.T) {
 	}
 	defer prod.Close()
 	want := map[string]int{} // topic/partition/value -> copies
+	var wantSize OutputSize
 	write := func(commit bool, tag string) {
 		if err := prod.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -50,6 +51,12 @@ func TestWriteFloorCopiesCommittedOutput(t *testing.T) {
 				recs = append(recs, &kgo.Record{Topic: from.Name(name), Partition: p, Key: []byte("k"), Value: []byte(v)})
 				if commit {
 					want[fmt.Sprintf("%s/%d/%s", to.Name(name), p, v)]++
+					wantSize.Records++
+					wantSize.Bytes += int64(len(v))
+					if name == topics.Transitions {
+						wantSize.Transitions++
+						wantSize.TransitionBytes += int64(len(v))
+					}
 				}
 			}
 		}
@@ -64,12 +71,16 @@ func TestWriteFloorCopiesCommittedOutput(t *testing.T) {
 	write(false, "aborted")
 	write(true, "b")
 
-	took, n, err := writeFloor(ctx, newClient, from, to, 2)
+	took, size, err := writeFloor(ctx, newClient, from, to, 2)
+	n := size.Records
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n != 2*(3*3+1) || took <= 0 {
 		t.Fatalf("writeFloor wrote %d records in %s; want %d committed records copied", n, took, 2*(3*3+1))
+	}
+	if size != wantSize {
+		t.Fatalf("writeFloor measured %+v, want the committed records' %+v", size, wantSize)
 	}
 	got := map[string]int{}
 	for _, name := range outputTopics {

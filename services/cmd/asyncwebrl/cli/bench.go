@@ -30,14 +30,18 @@ const benchUsage = `Usage: asyncwebrl bench joiner [--events N] [--repeat K] [--
   Then it writes the joiner's committed output again, alone, in as many
   transactions (the write floor: nothing consumed or joined), whose rate
   over consume-only is the ceiling of the ratio for any joiner writing
-  that output on this broker and machine.
+  that output on this broker and machine. Beside the rates it prints the
+  output's size: bytes per transition (the transitions topic's record
+  values over its transitions) and output bytes per input byte (every
+  output topic, changelog included, over obs, actions and rewards).
   --events N       records to produce (default 200000)
   --repeat K       runs, each on fresh topics (default 1); with K > 1 the medians
                    follow (one run on a shared 2-core machine is noisy)
   --min-ratio R    exit 1 when joiner/consume-only (the median over the runs) is
                    below R (default 0: report only)
-  --frame-bytes B  size of each observation's frame (default 256: per-record
-                   cost dominates; real model-resolution frames are larger)
+  --frame-bytes B  size of each observation's frame (default 3000, the median
+                   of the actor's model-resolution JPEGs: 128-pixel longer side,
+                   quality 80)
 Flags: -brokers, -topic-partitions, -topic-replication, the Kafka security flags and
 the ASYNCWEBRL_JOINER_* variables (see asyncwebrl -help). When the default local
 broker does not answer, infra/kafka.sh start is run.
@@ -103,7 +107,7 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	load := loadtest.DefaultConfig(bf.events)
 	load.FrameBytes = bf.frameBytes
-	var consume, join, ratios, ceilings []float64
+	var consume, join, ratios, ceilings, perTransition, perInput []float64
 	for k := range bf.repeat {
 		res, err := loadtest.BenchJoiner(ctx, loadtest.BenchConfig{
 			NewClient: func(o ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("bench", o...) },
@@ -125,6 +129,7 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, res)
+		fmt.Fprint(stdout, res.Sizes())
 		fmt.Fprintf(stdout, "ratio joiner/consume-only: %.2f (min %.2f); ceiling for this output (write floor/consume-only): %.2f\n", res.Ratio(), bf.minRatio, res.Ceiling())
 		fmt.Fprintf(stdout, "verified: %s\n", res.Verified)
 		if !res.Verified.OK() {
@@ -132,11 +137,14 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		consume, join, ratios = append(consume, res.ConsumeOnlyRate()), append(join, res.JoinerRate()), append(ratios, res.Ratio())
 		ceilings = append(ceilings, res.Ceiling())
+		perTransition, perInput = append(perTransition, res.BytesPerTransition()), append(perInput, res.OutputPerInputByte())
 	}
 	ratio := median(ratios)
 	if bf.repeat > 1 {
 		fmt.Fprintf(stdout, "\nmedians over %d runs: consume-only %.0f records/s, joiner (EOS) %.0f records/s, ratio %.2f (min %.2f), ceiling %.2f\n",
 			bf.repeat, median(consume), median(join), ratio, bf.minRatio, median(ceilings))
+		fmt.Fprintf(stdout, "medians over %d runs: bytes per transition %.0f, output bytes per input byte %.3f\n",
+			bf.repeat, median(perTransition), median(perInput))
 	}
 	if ratio < bf.minRatio {
 		return errBenchRatio{ratio, bf.minRatio}
@@ -153,7 +161,7 @@ type joinerBenchFlags struct {
 // benchFlags takes the benchmark's own flags out of args; the rest are the
 // binary's flags.
 func benchFlags(args []string) (f joinerBenchFlags, rest []string, err error) {
-	f = joinerBenchFlags{events: 200000, frameBytes: 256, repeat: 1}
+	f = joinerBenchFlags{events: 200000, frameBytes: loadtest.RealFrameBytes, repeat: 1}
 	own := []string{"events", "min-ratio", "frame-bytes", "repeat"}
 	for i := 0; i < len(args); i++ {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 )
 
@@ -14,7 +15,7 @@ func TestBenchFlags(t *testing.T) {
 	if err != nil || f.events != 5000 || f.minRatio != 0.5 || f.frameBytes != 4096 || f.repeat != 3 || strings.Join(rest, " ") != "-brokers=b:1 -log-level warn" {
 		t.Fatalf("got %+v %q %v", f, rest, err)
 	}
-	if f, _, err := benchFlags(nil); err != nil || f.events != 200000 || f.minRatio != 0 || f.frameBytes != 256 || f.repeat != 1 {
+	if f, _, err := benchFlags(nil); err != nil || f.events != 200000 || f.minRatio != 0 || f.frameBytes != loadtest.RealFrameBytes || f.repeat != 1 {
 		t.Fatalf("defaults: %+v %v", f, err)
 	}
 	for _, bad := range [][]string{{"--events", "0"}, {"--events"}, {"--min-ratio", "-1"}, {"-events=x"}, {"--frame-bytes=-1"}, {"--repeat", "0"}} {
