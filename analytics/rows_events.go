@@ -78,15 +78,18 @@ func newTelemetryTable() eventTable {
 		named[telemetry]("observe_us", "think_us", "act_us", "wait_us", "idle_us", "steps", "episodes"))
 }
 
-// Transitions keep the ids of the embedded observations and action, not
-// their frames: the full transition stays on the replay topic.
+// Transitions keep the ids of the embedded observation and action, not
+// their frames (the full transition stays on the replay topic), and the
+// next state's reference: its id (from next_obs_event_id, or the embedded
+// next_obs of a transition written before it) and its record's place.
 func newTransitionTable() eventTable {
 	return newEventTable(topics.Transitions, eventspb.DecodeTransition, nil, fields(
 		str("obs_event_id", func(t transition) string { return t.GetObs().GetEnvelope().GetEventId() }),
 		str("action_event_id", func(t transition) string { return t.GetAction().GetEnvelope().GetEventId() }),
-		str("next_obs_event_id", func(t transition) string { return t.GetNextObs().GetEnvelope().GetEventId() }),
-		enum("action_type", func(t transition) eventspb.ActionType { return t.GetAction().GetType() }),
+		str("next_obs_event_id", eventspb.NextObsEventID),
 	),
+		named[transition]("next_obs_topic", "next_obs_partition", "next_obs_offset"),
+		fields(enum("action_type", func(t transition) eventspb.ActionType { return t.GetAction().GetType() })),
 		named[transition]("reward", "done", "log_prob_old", "policy_name", "policy_version", "group_id", "task_id",
 			"family", "site", "tier", "success", "truncated"),
 		namedOf(transition.GetTimings, "observe_ms", "settle_ms", "inference_latency_us", "step_ms", "join_ms"))

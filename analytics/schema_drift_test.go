@@ -68,8 +68,10 @@ var renamed = map[string][]string{
 	// Sorted by name, so a metric sits at the same index in every row.
 	"Weights.metrics": {"metric_names", "metric_values"},
 	// A transition keeps the ids of the events it joined, not their frames.
-	"Transition.obs":      {"obs_event_id"},
-	"Transition.action":   {"action_event_id", "action_type"},
+	"Transition.obs":    {"obs_event_id"},
+	"Transition.action": {"action_event_id", "action_type"},
+	// Deprecated (issue 18): transitions written before next_obs_event_id
+	// embed s_t+1; its id fills the same column.
 	"Transition.next_obs": {"next_obs_event_id"},
 }
 

@@ -63,14 +63,35 @@ func (r *Report) problem(format string, args ...any) {
 	}
 }
 
+// coord is where a record is.
+type coord struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
 // Verify reads cat's transitions, episodes and dlq topics to their end,
-// read_committed, and compares them with exp. Run it once the joiner has
+// read_committed, and compares them with exp; it reads the obs topic too,
+// to check that each transition's next state reference names the record
+// that holds it. Run it once the joiner has
 // committed every input record (WaitCaughtUp).
 func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, exp *Expected) (Report, error) {
 	r := Report{Expected: len(exp.Transitions), EpisodesExpected: len(exp.Episodes), MalformedExpected: len(exp.Malformed)}
 
+	// Where each observation is, to check the transitions' references.
+	obsAt := map[coord]string{}
+	err := joiner.ReadCommitted(ctx, newClient, cat.Name(topics.Obs), nil, func(rec *kgo.Record) error {
+		if o, err := eventspb.DecodeObservation(rec.Value); err == nil {
+			obsAt[coord{rec.Topic, rec.Partition, rec.Offset}] = o.GetEnvelope().GetEventId()
+		}
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+
 	seen := map[StepKey]int{}
-	err := joiner.ReadCommitted(ctx, newClient, cat.Name(topics.Transitions), nil, func(rec *kgo.Record) error {
+	err = joiner.ReadCommitted(ctx, newClient, cat.Name(topics.Transitions), nil, func(rec *kgo.Record) error {
 		tr, err := eventspb.DecodeTransition(rec.Value)
 		if err != nil {
 			r.Unexpected++
@@ -90,10 +111,17 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 			r.problem("duplicate transition %s/%d (copy %d at %s[%d]@%d)", k.Episode, k.Step, seen[k], rec.Topic, rec.Partition, rec.Offset)
 			return nil
 		}
-		got := StepIDs{Obs: tr.Obs.GetEnvelope().GetEventId(), Action: tr.Action.GetEnvelope().GetEventId(), Reward: tr.Reward, Next: tr.NextObs.GetEnvelope().GetEventId()}
+		got := StepIDs{Obs: tr.Obs.GetEnvelope().GetEventId(), Action: tr.Action.GetEnvelope().GetEventId(), Reward: tr.Reward, Next: eventspb.NextObsEventID(tr)}
 		if got != want || tr.Done != (want.Next == "") {
 			r.Mismatched++
 			r.problem("transition %s/%d is made of %+v, want %+v", k.Episode, k.Step, got, want)
+		}
+		// The next state goes by reference: the record it names holds it.
+		at := coord{tr.NextObsTopic, tr.NextObsPartition, tr.NextObsOffset}
+		if want.Next != "" && (tr.NextObs != nil || obsAt[at] != want.Next) {
+			r.Mismatched++
+			r.problem("transition %s/%d names its next state %s at %s[%d]@%d, which holds %q (embedded: %v)",
+				k.Episode, k.Step, want.Next, at.topic, at.partition, at.offset, obsAt[at], tr.NextObs != nil)
 		}
 		return nil
 	})
@@ -142,11 +170,6 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 		}
 	}
 
-	type coord struct {
-		topic     string
-		partition int32
-		offset    int64
-	}
 	malformed := map[coord][]byte{}
 	for _, m := range exp.Malformed {
 		malformed[coord{m.Topic, m.Partition, m.Offset}] = m.Payload

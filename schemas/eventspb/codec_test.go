@@ -76,7 +76,7 @@ func TestRoundTripEveryEvent(t *testing.T) {
 
 func TestTransitionDoneWithoutNextObs(t *testing.T) {
 	tr := testTransition()
-	tr.NextObs = nil
+	tr.NextObsEventId, tr.NextObsTopic, tr.NextObsPartition, tr.NextObsOffset = "", "", 0, 0
 	tr.Done = true
 	b, err := Marshal(tr)
 	if err != nil {
@@ -84,6 +84,28 @@ func TestTransitionDoneWithoutNextObs(t *testing.T) {
 	}
 	if _, err := DecodeTransition(b); err != nil {
 		t.Fatalf("terminal transition rejected: %v", err)
+	}
+}
+
+// A transition written before next_obs_event_id (issue 18) embeds s_t+1
+// whole: it still decodes, and NextObsEventID names its next state.
+func TestTransitionWithEmbeddedNextObs(t *testing.T) {
+	tr := testTransition()
+	tr.NextObsEventId, tr.NextObsTopic, tr.NextObsPartition, tr.NextObsOffset = "", "", 0, 0
+	tr.NextObs = testObservation(3)
+	b, err := Marshal(tr)
+	if err != nil {
+		t.Fatalf("transition with an embedded next_obs rejected: %v", err)
+	}
+	got, err := DecodeTransition(b)
+	if err != nil {
+		t.Fatalf("transition with an embedded next_obs rejected: %v", err)
+	}
+	if id, want := NextObsEventID(got), tr.NextObs.GetEnvelope().GetEventId(); id != want || id == "" {
+		t.Fatalf("NextObsEventID = %q, want the embedded next_obs' %q", id, want)
+	}
+	if cur := testTransition(); NextObsEventID(cur) != cur.GetNextObsEventId() || cur.GetNextObsEventId() == "" {
+		t.Fatalf("NextObsEventID = %q, want next_obs_event_id %q", NextObsEventID(cur), cur.GetNextObsEventId())
 	}
 }
 
@@ -111,8 +133,8 @@ func TestDecodeErrors(t *testing.T) {
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "type: unknown ActionType value 99"},
 		{name: "unspecified action type", typ: "Action", msg: func() proto.Message { m := testAction(1); m.Type = 0; return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "type is ACTION_TYPE_UNSPECIFIED"},
-		{name: "nested unknown enum", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.NextObs.Task.Tier = 42; return m }(),
-			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "next_obs.task.tier: unknown Tier value 42"},
+		{name: "nested unknown enum", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.Obs.Task.Tier = 42; return m }(),
+			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "obs.task.tier: unknown Tier value 42"},
 		{name: "NaN log prob", typ: "Action", msg: func() proto.Message { m := testAction(1); m.LogProb = math.NaN(); return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "log_prob is not finite"},
 		{name: "infinite reward", typ: "Reward", msg: func() proto.Message { m := testReward(); m.Reward = math.Inf(1); return m }(),
@@ -123,8 +145,8 @@ func TestDecodeErrors(t *testing.T) {
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "action is missing"},
 		{name: "transition nested action unspecified", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.Action.Type = 0; return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "action.type is ACTION_TYPE_UNSPECIFIED"},
-		{name: "transition without next state", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.NextObs = nil; return m }(),
-			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "next_obs is missing and done is false"},
+		{name: "transition without next state", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.NextObsEventId = ""; return m }(),
+			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "next_obs_event_id is missing and done is false"},
 		{name: "transition envelope mismatch", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.Envelope.Step = 9; return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "differ from"},
 		{name: "weights without onnx", typ: "Weights", msg: func() proto.Message { m := testWeights(); m.Onnx = nil; return m }(),

@@ -1714,7 +1714,9 @@ func (x *TransitionTimings) GetJoinMs() uint32 {
 
 // Topic `transitions` (the replay topic), key episode_id: (s_t, a_t, r_t,
 // s_t+1, done). Emitted once per (episode_id, step), only with a stable next
-// state or a terminal reward. The envelope's source is the action's.
+// state or a terminal reward. The envelope's source is the action's. s_t
+// and a_t are carried whole; s_t+1 by reference (next_obs_event_id and
+// where its record is), since it is the next step's s_t.
 type Transition struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Envelope *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
@@ -1726,7 +1728,11 @@ type Transition struct {
 	Obs    *Observation `protobuf:"bytes,5,opt,name=obs,proto3" json:"obs,omitempty"`
 	Action *Action      `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
 	Reward float64      `protobuf:"fixed64,7,opt,name=reward,proto3" json:"reward,omitempty"`
-	// s_t+1: stable next observation; absent when done.
+	// Deprecated: no longer filled (issue 18). s_t+1 whole, as the joiner
+	// wrote it before next_obs_event_id: no consumer read it, and it made a
+	// transition carry two frames. Kept so that older transitions decode; a
+	// reader takes the reference below and falls back to
+	// next_obs.envelope.event_id.
 	NextObs *Observation `protobuf:"bytes,8,opt,name=next_obs,json=nextObs,proto3" json:"next_obs,omitempty"`
 	Done    bool         `protobuf:"varint,9,opt,name=done,proto3" json:"done,omitempty"`
 	// Copies of action.log_prob, action.policy_version and action.policy_name.
@@ -1740,12 +1746,24 @@ type Transition struct {
 	Site    string `protobuf:"bytes,18,opt,name=site,proto3" json:"site,omitempty"`
 	Tier    Tier   `protobuf:"varint,19,opt,name=tier,proto3,enum=asyncwebrl.v1.Tier" json:"tier,omitempty"`
 	Success bool   `protobuf:"varint,20,opt,name=success,proto3" json:"success,omitempty"`
-	// Done by truncation: the learner bootstraps from next_obs' value instead
-	// of treating it as terminal.
-	Truncated     bool               `protobuf:"varint,21,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	Timings       *TransitionTimings `protobuf:"bytes,25,opt,name=timings,proto3" json:"timings,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Done by truncation (a step or time limit, not the task's end). When the
+	// stable s_t+1 arrived in time it is named by next_obs_event_id and its
+	// record; a learner that bootstraps from its value reads it there (the
+	// learner treats truncation as terminal today).
+	Truncated bool               `protobuf:"varint,21,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Timings   *TransitionTimings `protobuf:"bytes,25,opt,name=timings,proto3" json:"timings,omitempty"`
+	// s_t+1 by reference: the stable next observation's event id and where
+	// its record was read (the obs topic, partition, offset). Set whenever
+	// the transition has a next state: every step that is not done, and a
+	// truncated last step whose next frame arrived in time; empty otherwise.
+	// The same observation is the obs of the episode's transition at step+1
+	// (when there is one).
+	NextObsEventId   string `protobuf:"bytes,26,opt,name=next_obs_event_id,json=nextObsEventId,proto3" json:"next_obs_event_id,omitempty"`
+	NextObsTopic     string `protobuf:"bytes,27,opt,name=next_obs_topic,json=nextObsTopic,proto3" json:"next_obs_topic,omitempty"`
+	NextObsPartition int32  `protobuf:"varint,28,opt,name=next_obs_partition,json=nextObsPartition,proto3" json:"next_obs_partition,omitempty"`
+	NextObsOffset    int64  `protobuf:"varint,29,opt,name=next_obs_offset,json=nextObsOffset,proto3" json:"next_obs_offset,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Transition) Reset() {
@@ -1909,6 +1927,34 @@ func (x *Transition) GetTimings() *TransitionTimings {
 		return x.Timings
 	}
 	return nil
+}
+
+func (x *Transition) GetNextObsEventId() string {
+	if x != nil {
+		return x.NextObsEventId
+	}
+	return ""
+}
+
+func (x *Transition) GetNextObsTopic() string {
+	if x != nil {
+		return x.NextObsTopic
+	}
+	return ""
+}
+
+func (x *Transition) GetNextObsPartition() int32 {
+	if x != nil {
+		return x.NextObsPartition
+	}
+	return 0
+}
+
+func (x *Transition) GetNextObsOffset() int64 {
+	if x != nil {
+		return x.NextObsOffset
+	}
+	return 0
 }
 
 // Topic `episodes`, key task_id: summary of a finished episode.
@@ -2484,7 +2530,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\tsettle_ms\x18\x02 \x01(\rR\bsettleMs\x120\n" +
 	"\x14inference_latency_us\x18\x03 \x01(\x04R\x12inferenceLatencyUs\x12\x17\n" +
 	"\astep_ms\x18\x04 \x01(\rR\x06stepMs\x12\x17\n" +
-	"\ajoin_ms\x18\x05 \x01(\rR\x06joinMs\"\x9b\x05\n" +
+	"\ajoin_ms\x18\x05 \x01(\rR\x06joinMs\"\xc2\x06\n" +
 	"\n" +
 	"Transition\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x1d\n" +
@@ -2509,7 +2555,11 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x04tier\x18\x13 \x01(\x0e2\x13.asyncwebrl.v1.TierR\x04tier\x12\x18\n" +
 	"\asuccess\x18\x14 \x01(\bR\asuccess\x12\x1c\n" +
 	"\ttruncated\x18\x15 \x01(\bR\ttruncated\x12:\n" +
-	"\atimings\x18\x19 \x01(\v2 .asyncwebrl.v1.TransitionTimingsR\atimings\"\x93\x04\n" +
+	"\atimings\x18\x19 \x01(\v2 .asyncwebrl.v1.TransitionTimingsR\atimings\x12)\n" +
+	"\x11next_obs_event_id\x18\x1a \x01(\tR\x0enextObsEventId\x12$\n" +
+	"\x0enext_obs_topic\x18\x1b \x01(\tR\fnextObsTopic\x12,\n" +
+	"\x12next_obs_partition\x18\x1c \x01(\x05R\x10nextObsPartition\x12&\n" +
+	"\x0fnext_obs_offset\x18\x1d \x01(\x03R\rnextObsOffset\"\x93\x04\n" +
 	"\aEpisode\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1d\n" +

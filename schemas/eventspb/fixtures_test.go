@@ -68,7 +68,8 @@ func testTelemetry() *Telemetry {
 func testTransition() *Transition {
 	tr := &Transition{
 		Envelope: testEnvelope("ep-1", 2), EpisodeId: "ep-1", Step: 2,
-		Obs: testObservation(2), Action: testAction(2), Reward: 0.5, NextObs: testObservation(3),
+		Obs: testObservation(2), Action: testAction(2), Reward: 0.5,
+		NextObsEventId: testObservation(3).GetEnvelope().GetEventId(), NextObsTopic: "obs", NextObsPartition: 4, NextObsOffset: 1234,
 		LogProbOld: -1.25, PolicyVersion: 17, PolicyName: "main",
 		GroupId: "g-7", TaskId: "shop/checkout/seed-42", Family: "checkout", Site: "shop", Tier: Tier_TIER_MEDIUM,
 		Timings: &TransitionTimings{ObserveMs: 12, SettleMs: 340, InferenceLatencyUs: 2100, StepMs: 400, JoinMs: 20},

@@ -71,8 +71,11 @@ func FuzzDecodeTelemetry(f *testing.F) { fuzzDecode[Telemetry](f, testTelemetry(
 
 func FuzzDecodeTransition(f *testing.F) {
 	terminal := testTransition()
-	terminal.NextObs, terminal.Done = nil, true
-	fuzzDecode[Transition](f, testTransition(), terminal)
+	terminal.NextObsEventId, terminal.NextObsTopic, terminal.NextObsPartition, terminal.NextObsOffset, terminal.Done = "", "", 0, 0, true
+	// Written before next_obs_event_id: s_t+1 embedded whole.
+	old := testTransition()
+	old.NextObsEventId, old.NextObsTopic, old.NextObsPartition, old.NextObsOffset, old.NextObs = "", "", 0, 0, testObservation(3)
+	fuzzDecode[Transition](f, testTransition(), terminal, old)
 }
 
 func FuzzDecodeEpisode(f *testing.F) { fuzzDecode[Episode](f, testEpisode()) }

@@ -246,8 +246,8 @@ func (x *Transition) validate() error {
 	} else {
 		errs = append(errs, validateActionBody("action.", x.GetAction()))
 	}
-	if x.GetNextObs() == nil && !x.GetDone() {
-		errs = append(errs, errors.New("next_obs is missing and done is false"))
+	if NextObsEventID(x) == "" && !x.GetDone() {
+		errs = append(errs, errors.New("next_obs_event_id is missing and done is false"))
 	}
 	return firstErr(errs...)
 }

@@ -206,8 +206,8 @@ func secs(ns int64) string {
 func (p *printer) output(out Output) {
 	for _, tr := range out.Transitions {
 		next := "-"
-		if tr.NextObs != nil {
-			next = tr.NextObs.GetEnvelope().GetEventId()
+		if tr.NextObsEventId != "" {
+			next = fmt.Sprintf("%s@%s/%d/%d", tr.NextObsEventId, tr.NextObsTopic, tr.NextObsPartition, tr.NextObsOffset)
 		}
 		fmt.Fprintf(&p.buf, "transition %s/%d: s=%s a=%s r=%g s'=%s v=%d logp=%g task=%s group=%s t=%s step_ms=%d%s\n",
 			tr.EpisodeId, tr.Step, tr.Obs.GetEnvelope().GetEventId(), tr.Action.GetEnvelope().GetEventId(), tr.Reward, next,
@@ -300,6 +300,9 @@ func sortedCodes(m map[eventspb.ReasonCode]int64) []eventspb.ReasonCode {
 func checkOutput(t *testing.T, out Output) {
 	t.Helper()
 	for i, tr := range out.Transitions {
+		if tr.NextObs != nil {
+			t.Fatalf("transition %s/%d embeds its next state; it goes by reference (next_obs_event_id)", tr.EpisodeId, tr.Step)
+		}
 		want, err := eventspb.Marshal(tr)
 		if err != nil {
 			t.Fatalf("invalid transition: %v", err)

@@ -81,9 +81,13 @@ func (m *Machine) emit(ep *episode, t uint32, s, a, r, next *event) {
 	}
 	produced := max(s.time, a.time, r.time)
 	end := r.time
+	// s_t+1 goes by reference: it is the obs of step t+1's own transition,
+	// and no consumer reads it from this one (issue 18).
 	var nextObs *eventspb.Observation
+	var nextSrc Source
+	nextID := ""
 	if next != nil {
-		nextObs = next.obs
+		nextObs, nextSrc, nextID = next.obs, next.src, next.id
 		produced = max(produced, next.time)
 		end = next.time
 	}
@@ -102,7 +106,6 @@ func (m *Machine) emit(ep *episode, t uint32, s, a, r, next *event) {
 		Obs:           obs,
 		Action:        act,
 		Reward:        r.reward,
-		NextObs:       nextObs,
 		Done:          r.done,
 		LogProbOld:    act.GetLogProb(),
 		PolicyVersion: act.GetPolicyVersion(),
@@ -120,13 +123,13 @@ func (m *Machine) emit(ep *episode, t uint32, s, a, r, next *event) {
 			InferenceLatencyUs: act.GetInferenceLatencyUs(),
 			StepMs:             uint32(max(end-a.time, 0) / 1e6),
 		},
+		NextObsEventId:   nextID,
+		NextObsTopic:     nextSrc.Topic,
+		NextObsPartition: nextSrc.Partition,
+		NextObsOffset:    nextSrc.Offset,
 	}
 	m.out.Transitions = append(m.out.Transitions, tr)
-	parts := transitionParts{obs: s.raw, action: a.raw}
-	if next != nil {
-		parts.next = next.raw
-	}
-	m.out.parts = append(m.out.parts, parts)
+	m.out.parts = append(m.out.parts, transitionParts{obs: s.raw, action: a.raw})
 	m.count(func(s *Stats) { s.Transitions++ })
 	ep.emitted[t] = true
 	m.dirty[ep.id] = true

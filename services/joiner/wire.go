@@ -18,7 +18,6 @@ const (
 	trObs           = 5
 	trAction        = 6
 	trReward        = 7
-	trNextObs       = 8
 	trDone          = 9
 	trLogProbOld    = 10
 	trPolicyVersion = 11
@@ -31,20 +30,25 @@ const (
 	trSuccess       = 20
 	trTruncated     = 21
 	trTimings       = 25
+	trNextObsID     = 26
+	trNextObsTopic  = 27
+	trNextObsPart   = 28
+	trNextObsOffset = 29
 )
 
-// transitionParts are the verbatim input records a transition embeds.
+// transitionParts are the verbatim input records a transition embeds: the
+// state and the action. The next state goes by reference (next_obs_*).
 type transitionParts struct {
-	obs, action, next []byte
+	obs, action []byte
 }
 
 var wireMarshal = proto.MarshalOptions{Deterministic: true}
 
 // MarshalTransition encodes Transitions[i] with timings.join_ms set. The
-// state, action and next state are spliced in as the bytes their records
-// carried (they were validated when decoded) instead of being encoded
-// again: a transition holds two frames, and re-encoding them was most of
-// the joiner's CPU. The bytes decode to the same message the machine built.
+// state and action are spliced in as the bytes their records carried (they
+// were validated when decoded) instead of being encoded again: re-encoding
+// the frame was most of the joiner's CPU. The bytes decode to the same
+// message the machine built.
 func (o *Output) MarshalTransition(i int, joinMs uint32) ([]byte, error) {
 	tr := o.Transitions[i]
 	tr.Timings.JoinMs = joinMs
@@ -64,16 +68,13 @@ func (o *Output) MarshalTransition(i int, joinMs uint32) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unable to encode transition %s/%d: %w", tr.EpisodeId, tr.Step, err)
 	}
-	b := make([]byte, 0, len(env)+len(tim)+len(p.obs)+len(p.action)+len(p.next)+256)
+	b := make([]byte, 0, len(env)+len(tim)+len(p.obs)+len(p.action)+len(tr.NextObsEventId)+len(tr.NextObsTopic)+256)
 	b = appendMessage(b, trEnvelope, env)
 	b = appendString(b, trEpisodeID, tr.EpisodeId)
 	b = appendVarint(b, trStep, uint64(tr.Step))
 	b = appendMessage(b, trObs, p.obs)
 	b = appendMessage(b, trAction, p.action)
 	b = appendDouble(b, trReward, tr.Reward)
-	if p.next != nil {
-		b = appendMessage(b, trNextObs, p.next)
-	}
 	b = appendBool(b, trDone, tr.Done)
 	b = appendDouble(b, trLogProbOld, tr.LogProbOld)
 	b = appendVarint(b, trPolicyVersion, tr.PolicyVersion)
@@ -86,6 +87,10 @@ func (o *Output) MarshalTransition(i int, joinMs uint32) ([]byte, error) {
 	b = appendBool(b, trSuccess, tr.Success)
 	b = appendBool(b, trTruncated, tr.Truncated)
 	b = appendMessage(b, trTimings, tim)
+	b = appendString(b, trNextObsID, tr.NextObsEventId)
+	b = appendString(b, trNextObsTopic, tr.NextObsTopic)
+	b = appendVarint(b, trNextObsPart, uint64(int64(tr.NextObsPartition)))
+	b = appendVarint(b, trNextObsOffset, uint64(tr.NextObsOffset))
 	return b, nil
 }
 

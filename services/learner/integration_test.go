@@ -52,8 +52,13 @@ func syntheticTransitions(t *testing.T, n int, seed uint64) [][]byte {
 		act.LogProb = -1.5
 		for step, a := range []*eventspb.Action{wrong, act} {
 			a.Envelope = &eventspb.Envelope{Source: eventspb.Source_SOURCE_POLICY}
+			next := "" // s_t+1 by reference (the learner never reads it)
+			if step == 0 {
+				next = fmt.Sprintf("%s.o1", ep)
+			}
 			tr := &eventspb.Transition{
-				Envelope: eventspb.NewEnvelope("test"), EpisodeId: ep, Step: uint32(step), Obs: obs, NextObs: obs, Action: a,
+				NextObsEventId: next, NextObsTopic: "obs",
+				Envelope: eventspb.NewEnvelope("test"), EpisodeId: ep, Step: uint32(step), Obs: obs, Action: a,
 				Reward: float64(step), Done: step == 1, Success: step == 1, LogProbOld: a.GetLogProb(),
 				PolicyName: "default", Family: "click-button", Site: site, Tier: eventspb.Tier_TIER_EASY,
 			}

@@ -91,7 +91,20 @@ func TestIntegrationReplayDeterministicAndFromClickHouse(t *testing.T) {
 	}
 	rows := analytics.NewRows()
 	archived := 0
+	// The observations by where their records are: a transition names its
+	// next state by reference.
+	type at struct {
+		topic     string
+		partition int32
+		offset    int64
+	}
+	obsAt := map[at]*eventspb.Observation{}
 	err = kafkaSrc.Records(ctx, func(r joiner.Record) error {
+		if r.Kind == joiner.KindObs {
+			if o, err := eventspb.DecodeObservation(r.Value); err == nil {
+				obsAt[at{r.Source.Topic, r.Source.Partition, r.Source.Offset}] = o
+			}
+		}
 		topic := map[joiner.Kind]string{joiner.KindObs: topics.Obs, joiner.KindAction: topics.Actions, joiner.KindReward: topics.Rewards}[r.Kind]
 		_ = rows.Add(topic, &analytics.Record{Topic: r.Source.Topic, Partition: r.Source.Partition, Offset: r.Source.Offset,
 			Key: r.Source.Key, Value: r.Value, Timestamp: time.Unix(0, r.Source.Timestamp), RecordedAt: time.Now()})
@@ -134,13 +147,21 @@ func TestIntegrationReplayDeterministicAndFromClickHouse(t *testing.T) {
 	want := 0
 	for key, tr := range first.steps {
 		_, kept := strict.steps[key]
-		explained := ok(tr.GetObs()) && ok(tr.GetNextObs())
+		var next *eventspb.Observation
+		if tr.GetNextObsEventId() != "" {
+			next = obsAt[at{tr.GetNextObsTopic(), tr.GetNextObsPartition(), tr.GetNextObsOffset()}]
+			if next.GetEnvelope().GetEventId() != tr.GetNextObsEventId() {
+				t.Fatalf("%s: next state %s referred to at %s[%d]@%d, which holds %q", key, tr.GetNextObsEventId(),
+					tr.GetNextObsTopic(), tr.GetNextObsPartition(), tr.GetNextObsOffset(), next.GetEnvelope().GetEventId())
+			}
+		}
+		explained := ok(tr.GetObs()) && ok(next)
 		if explained {
 			want++
 		}
 		if kept != explained {
 			t.Errorf("%s: kept %v with stricter stability, but its frames' scores %v/%v say %v", key, kept,
-				tr.GetObs().GetStabilityScore(), tr.GetNextObs().GetStabilityScore(), explained)
+				tr.GetObs().GetStabilityScore(), next.GetStabilityScore(), explained)
 		}
 	}
 	if len(strict.steps) != want || want >= len(first.steps) {
