@@ -22,7 +22,8 @@
 //     lies within W of a_t; among several stable frames of a step the one
 //     a_t.obs_event_id names is s_t, otherwise the first eligible one in log
 //     order; the next state is the first eligible stable frame of step t+1 in
-//     log order;
+//     log order, which the transition names by reference (its event id and
+//     the obs record's topic, partition and offset) rather than embeds;
 //   - an episode closes when every input watermark is W past its last
 //     event: an episode's events are never more than W apart in event time,
 //     so whatever of it could still arrive would be late. Only then are its
