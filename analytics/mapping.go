@@ -128,22 +128,34 @@ type eventTable interface {
 	block() *Block
 	// addRecord decodes the record and adds its row.
 	addRecord(rec *Record) error
+	// eventID decodes a record and returns its event id.
+	eventID(value []byte) (string, error)
 }
 
 type decodedTable[M any] struct {
 	*table[M]
 	name   string // the catalog topic
 	decode func([]byte) (M, error)
+	id     func(M) string
 }
 
 // newEventTable is the table of the catalog topic's events, decoded by
 // decode; its first columns are the envelope's.
 func newEventTable[M interface{ GetEnvelope() *eventspb.Envelope }](topic string, decode func([]byte) (M, error), episode func(M) string, fields ...[]field[M]) eventTable {
-	return decodedTable[M]{newTable(EventTables[topic], append([][]field[M]{envelope(M.GetEnvelope, episode)}, fields...)...), topic, decode}
+	return decodedTable[M]{newTable(EventTables[topic], append([][]field[M]{envelope(M.GetEnvelope, episode)}, fields...)...), topic, decode,
+		func(m M) string { return m.GetEnvelope().GetEventId() }}
 }
 
 func (t decodedTable[M]) topic() string { return t.name }
 func (t decodedTable[M]) block() *Block { return &t.Block }
+
+func (t decodedTable[M]) eventID(value []byte) (string, error) {
+	ev, err := t.decode(value)
+	if err != nil {
+		return "", err
+	}
+	return t.id(ev), nil
+}
 
 func (t decodedTable[M]) addRecord(rec *Record) error {
 	ev, err := t.decode(rec.Value)

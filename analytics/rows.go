@@ -68,6 +68,19 @@ func NewRows() *Rows {
 	return r
 }
 
+// decoders are the event tables, used for their decoders only (EventID).
+var decoders = sync.OnceValue(func() map[string]eventTable { return NewRows().events })
+
+// EventID decodes a record of the catalog topic (unprefixed) as the
+// recorder does and returns its event id: what a raw table is keyed by.
+func EventID(topic string, value []byte) (string, error) {
+	t, ok := decoders()[topic]
+	if !ok {
+		return "", fmt.Errorf("unable to decode a record of %q: the topic has no event type", topic)
+	}
+	return t.eventID(value)
+}
+
 // Add decodes rec, read from the catalog topic named topic (unprefixed, e.g.
 // topics.Obs), and buffers it as a row of that topic's table. A record that
 // does not decode is buffered as a row of bad_records instead, with the

@@ -7,6 +7,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 func TestRowsAddAndMerge(t *testing.T) {
@@ -59,5 +60,22 @@ func TestRowsAddAndMerge(t *testing.T) {
 	a.Reset()
 	if a.Len() != 0 {
 		t.Errorf("Reset left %d rows", a.Len())
+	}
+}
+
+func TestEventID(t *testing.T) {
+	ev := &eventspb.Telemetry{Envelope: eventspb.NewEnvelope("test"), ActorId: "a"}
+	b, err := eventspb.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := analytics.EventID(topics.Telemetry, b); err != nil || id != ev.GetEnvelope().GetEventId() {
+		t.Fatalf("EventID = %q, %v; want %q", id, err, ev.GetEnvelope().GetEventId())
+	}
+	if _, err := analytics.EventID(topics.Telemetry, []byte{0xff, 0xff}); err == nil {
+		t.Fatal("undecodable bytes gave an event id")
+	}
+	if _, err := analytics.EventID("joiner-changelog", b); err == nil {
+		t.Fatal("a topic without an event type gave an event id")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
-	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -65,29 +64,6 @@ func (a Audit) String() string {
 	return b.String()
 }
 
-// eventIDs reads the event id of each recorded topic's messages.
-var eventIDs = map[string]func([]byte) (string, error){
-	topics.Tasks:       envelopeID(eventspb.DecodeTask),
-	topics.Obs:         envelopeID(eventspb.DecodeObservation),
-	topics.Actions:     envelopeID(eventspb.DecodeAction),
-	topics.Rewards:     envelopeID(eventspb.DecodeReward),
-	topics.Telemetry:   envelopeID(eventspb.DecodeTelemetry),
-	topics.Transitions: envelopeID(eventspb.DecodeTransition),
-	topics.Episodes:    envelopeID(eventspb.DecodeEpisode),
-	topics.Weights:     envelopeID(eventspb.DecodeWeights),
-	topics.DLQ:         envelopeID(eventspb.DecodeDeadLetter),
-}
-
-func envelopeID[M interface{ GetEnvelope() *eventspb.Envelope }](dec func([]byte) (M, error)) func([]byte) (string, error) {
-	return func(b []byte) (string, error) {
-		m, err := dec(b)
-		if err != nil {
-			return "", err
-		}
-		return m.GetEnvelope().GetEventId(), nil
-	}
-}
-
 // badKey names an undecodable record the way bad_records keys it.
 func badKey(partition int32, offset int64) string { return fmt.Sprintf("bad:%d@%d", partition, offset) }
 
@@ -113,7 +89,7 @@ func auditTopic(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Ca
 	name := cat.Name(topic)
 	a := TopicAudit{Topic: topic, Table: analytics.EventTables[topic]}
 	key := func(r *kgo.Record) string {
-		id, err := eventIDs[topic](r.Value)
+		id, err := analytics.EventID(topic, r.Value)
 		if err != nil || id == "" {
 			return badKey(r.Partition, r.Offset)
 		}

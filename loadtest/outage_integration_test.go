@@ -72,10 +72,7 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 	t.Logf("/healthz during the outage: %s", degraded)
 	broker.Start(t)
 	back := time.Now()
-	before := committedSum(ctx, t, adm, group, inputs)
-	for committedSum(ctx, t, adm, group, inputs) <= before {
-		sleep(ctx, t, 500*time.Millisecond)
-	}
+	waitCommitAgain(ctx, t, adm, group, inputs)
 	recovered := time.Since(back)
 	t.Logf("the joiner committed again %s after the broker's return", recovered.Round(100*time.Millisecond))
 	if recovered > 60*time.Second {
@@ -94,15 +91,7 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 		t.Log(line)
 	}
 
-	exp := l.wait(t)
-	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("verifier: %s", rep)
+	rep := l.verify(ctx, t, newClient, admin, cat, group)
 	if !rep.OK() {
 		t.Fatalf("the joiner lost, duplicated or misjoined data across the outage: %s", rep)
 	}
@@ -164,21 +153,10 @@ func TestIntegrationJoinerBrokerLoss(t *testing.T) {
 	victim := busiestLeader(ctx, t, adm)
 	cluster.KillNode(t, int(victim))
 	lost := time.Now()
-	before := committedSum(ctx, t, adm, group, inputs)
-	for committedSum(ctx, t, adm, group, inputs) <= before {
-		sleep(ctx, t, 500*time.Millisecond)
-	}
+	waitCommitAgain(ctx, t, adm, group, inputs)
 	t.Logf("the joiner committed again %s after broker %d died", time.Since(lost).Round(100*time.Millisecond), victim)
 
-	exp := l.wait(t)
-	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("verifier: %s", rep)
+	rep := l.verify(ctx, t, newClient, admin, cat, group)
 	for _, line := range jn.Lines(t, "joiner session", "committing again", "join state restored") {
 		t.Log(line)
 	}
@@ -284,6 +262,32 @@ func (l *load) wait(t *testing.T) *loadtest.Expected {
 		t.Fatal(l.err)
 	}
 	return l.exp
+}
+
+// verify waits for all of the load and for the joiner to catch up with it,
+// and returns the verifier's report.
+func (l *load) verify(ctx context.Context, t *testing.T, newClient joiner.ClientFunc, admin *kgo.Client, cat *topics.Catalog, group string) loadtest.Report {
+	t.Helper()
+	exp := l.wait(t)
+	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("verifier: %s", rep)
+	return rep
+}
+
+// waitCommitAgain returns once the group commits beyond what it has
+// committed now.
+func waitCommitAgain(ctx context.Context, t *testing.T, adm *kadm.Client, group string, inputs []string) {
+	t.Helper()
+	before := committedSum(ctx, t, adm, group, inputs)
+	for committedSum(ctx, t, adm, group, inputs) <= before {
+		sleep(ctx, t, 500*time.Millisecond)
+	}
 }
 
 // committedSum is the joiner group's committed offsets over its inputs,

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -113,33 +115,19 @@ func (s *Service) fencePrevious(ctx context.Context) error {
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID = &id
 	req.TransactionTimeoutMillis = int32(s.txnTimeout.Milliseconds())
-	return retry(ctx, time.Second, func() error {
+	wait := backoff.Backoff{Min: time.Second, Max: time.Second}
+	for {
 		resp, err := req.RequestWith(ctx, cl)
 		if err == nil {
 			err = kerr.ErrorForCode(resp.ErrorCode)
 		}
-		if err != nil {
-			return fmt.Errorf("unable to fence the previous transaction of %s: %w", id, err)
-		}
-		return nil
-	}, func(err error) {
-		s.log.Warn("fencing the previous transaction failed; retrying", "err", err)
-	})
-}
-
-// retry calls fn until it succeeds or ctx ends, waiting every between
-// failures and telling onErr of each.
-func retry(ctx context.Context, every time.Duration, fn func() error, onErr func(error)) error {
-	for {
-		err := fn()
 		if err == nil {
 			return nil
 		}
-		onErr(err)
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(every):
+		err = fmt.Errorf("unable to fence the previous transaction of %s: %w", id, err)
+		s.log.Warn("fencing the previous transaction failed; retrying", "err", err)
+		if werr := wait.Wait(ctx); werr != nil {
+			return errors.Join(err, werr)
 		}
 	}
 }
@@ -190,10 +178,8 @@ func (s *Service) supervise(pollCtx, txnCtx context.Context, sess *kgo.GroupTran
 		s.metrics.sessions.Inc()
 		s.log.Warn("joiner session lost; rebuilding it (join state is restored from the changelog)", "err", err, "session", attempt)
 		for {
-			select {
-			case <-pollCtx.Done():
+			if backoff.Sleep(pollCtx, rebuildBackoff) != nil {
 				return
-			case <-time.After(rebuildBackoff):
 			}
 			next, err := s.newSession(pollCtx)
 			if err == nil {
@@ -245,36 +231,26 @@ func (s *Service) watchStall(ctx context.Context, endSession context.CancelFunc)
 	if s.stallTimeout <= 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
+	watchCtx, cancel := context.WithCancel(ctx)
 	exited := make(chan struct{})
 	started := time.Now()
 	go func() {
 		defer close(exited)
-		tick := time.NewTicker(max(s.stallTimeout/4, 100*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+		app.Every(watchCtx, max(s.stallTimeout/4, 100*time.Millisecond), func(ctx context.Context) {
 			last := max(s.lastProgress.Load(), started.UnixNano())
 			if time.Since(time.Unix(0, last)) < s.stallTimeout || s.restoring.Load() {
-				continue
+				return
 			}
 			lag, err := s.inputLag(ctx)
 			if err != nil || lag == 0 {
-				continue // the broker is away (the session's own errors tell), or nothing waits
+				return // the broker is away (the session's own errors tell), or nothing waits
 			}
 			s.log.Warn("joiner session stalled: no transaction committed while input waits; ending it",
 				"since", time.Since(time.Unix(0, last)).Round(time.Second), "lag", lag)
-			endSession()
-			return
-		}
+			endSession() // ends ctx, and so the watch
+		})
 	}()
-	return func() { close(done); <-exited }
+	return func() { cancel(); <-exited }
 }
 
 // inputLag is the group's lag over its inputs (topics.ReadLag: the inputs

@@ -137,7 +137,7 @@ func TestIntegrationMiniWoBHeads(t *testing.T) {
 	seeds := []int64{1, 2, 3, 4, 5, 1_000_000_001, 1_000_000_002, 1_000_000_003}
 	type tally struct {
 		steps, bad, solved int
-		why        map[string]int
+		why                map[string]int
 	}
 	table := map[string]*tally{}
 	for _, name := range acceptanceTasks {
