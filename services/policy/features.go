@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
 // Features is one observation as the network sees it: flat row-major slices
@@ -210,16 +211,16 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 
 	// Instruction.
 	instr := obs.GetInstruction()
-	iw := lowerWords(instr)
+	iw := instruction.LowerWords(instr)
 	fillTokens(iw, a.Vocab, f.InstrTokens, f.InstrWeights)
 	instrSet := make(map[string]bool, len(iw))
 	for _, w := range iw {
 		instrSet[w] = true
 	}
-	quotes := quotedPhrases(instr)
+	quotes := instruction.QuotedPhrases(instr)
 	quoteWords := make([][]string, 0, len(quotes))
 	for _, q := range quotes {
-		if qw := lowerWords(q); len(qw) > 0 {
+		if qw := instruction.LowerWords(q); len(qw) > 0 {
 			quoteWords = append(quoteWords, qw)
 		}
 	}
@@ -231,9 +232,9 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	elemValues := make([][]string, len(els))
 	for e, el := range els {
 		st := stateOf(el)
-		ew := lowerWords(el.GetText())
+		ew := instruction.LowerWords(el.GetText())
 		elemWords[e] = ew
-		elemValues[e] = lowerWords(st.value)
+		elemValues[e] = instruction.LowerWords(st.value)
 		b := el.GetBox()
 		bx, by, bw, bh := float64(b.GetX()), float64(b.GetY()), float64(b.GetW()), float64(b.GetH())
 		row := f.ElemFeats[e*F : (e+1)*F]
@@ -267,14 +268,14 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			if equalWords(ew, q) {
 				row[efExactQuote] = 1
 			}
-			if containsRun(ew, q) {
+			if instruction.ContainsRun(ew, q) {
 				row[efQuoteInText] = 1
 			}
 			if equalWords(elemValues[e], q) {
 				row[efValueIsQuote] = 1
 			}
 		}
-		row[efPhraseInInstr] = bool01(containsRun(iw, ew))
+		row[efPhraseInInstr] = bool01(instruction.ContainsRun(iw, ew))
 		row[efChecked], row[efFocused] = bool01(st.checked), bool01(st.focused)
 		row[efHasValue], row[efDisabled] = bool01(st.value != ""), bool01(st.disabled)
 		if img != nil {
@@ -304,14 +305,14 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	var nQuoted, nInstr int
 	f.Candidates, nQuoted, nInstr = candidates(instr, quotes, els, K)
 	for k, c := range f.Candidates {
-		cw := lowerWords(c)
+		cw := instruction.LowerWords(c)
 		row := f.CandFeats[k*Fc : (k+1)*Fc]
 		isQuote := k < nQuoted
 		row[cfQuoted] = bool01(isQuote)
 		row[cfFromPage] = bool01(k >= nInstr)
-		row[cfInInstr] = bool01(containsRun(iw, cw))
+		row[cfInInstr] = bool01(instruction.ContainsRun(iw, cw))
 		row[cfSingleWord] = bool01(len(cw) == 1 && !isQuote)
-		if i := indexRun(iw, cw); i >= 0 {
+		if i := instruction.IndexRun(iw, cw); i >= 0 {
 			row[cfPosition] = float32(i) / float32(max(len(iw), 1))
 			if i > 0 && typeVerbs[iw[i-1]] || i > 1 && typeVerbs[iw[i-2]] {
 				row[cfAfterTypeVerb] = 1
@@ -322,7 +323,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			if equalWords(elemWords[e], cw) {
 				row[cfEqualsElemText] = 1
 			}
-			if containsRun(elemWords[e], cw) {
+			if instruction.ContainsRun(elemWords[e], cw) {
 				row[cfInElemText] = 1
 			}
 			if equalWords(elemValues[e], cw) {
@@ -419,12 +420,12 @@ func candidates(instr string, quotes []string, els []*eventspb.Element, k int) (
 		add(q)
 	}
 	nQuoted = len(out)
-	for _, w := range words(instr) {
+	for _, w := range instruction.Words(instr) {
 		add(w)
 	}
 	nInstr = len(out)
 	page := func(s string) {
-		if s = strings.TrimSpace(s); len(words(s)) > 0 {
+		if s = strings.TrimSpace(s); len(instruction.Words(s)) > 0 {
 			add(s)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
 func elemFeat(t *testing.T, f *Features, e int, name string) float32 {
@@ -159,7 +160,7 @@ func TestFeaturizeIsDeterministic(t *testing.T) {
 		}
 	}
 	// Token buckets are in [1, vocab) on used slots and 0 (padding) elsewhere.
-	n := len(lowerWords(obs.GetInstruction()))
+	n := len(instruction.LowerWords(obs.GetInstruction()))
 	for i, id := range f1.InstrTokens {
 		if (i < n) != (id >= 1 && id < int64(a.Vocab)) {
 			t.Errorf("InstrTokens[%d] = %d with %d words", i, id, n)
@@ -200,13 +201,6 @@ func TestFeaturizeRejectsUndecodableFrame(t *testing.T) {
 	}
 	if _, err := a.Featurize(nil); err == nil {
 		t.Fatal("want an error for a nil observation")
-	}
-}
-
-func TestQuotedPhrases(t *testing.T) {
-	got := quotedPhrases(`Select "a b", “c” and "" then "d`)
-	if !slices.Equal(got, []string{"a b", "c"}) {
-		t.Fatalf("quotedPhrases = %q", got)
 	}
 }
 

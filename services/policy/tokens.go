@@ -2,23 +2,7 @@ package policy
 
 import (
 	"hash/fnv"
-	"strings"
-	"unicode"
 )
-
-// words splits s into runs of letters and digits, keeping their case.
-func words(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
-// lowerWords is words(s) lowercased: the form every lexical comparison uses.
-func lowerWords(s string) []string {
-	ws := words(s)
-	for i, w := range ws {
-		ws[i] = strings.ToLower(w)
-	}
-	return ws
-}
 
 // hashWord maps a lowercased word to its vocabulary bucket: 1 + FNV-1a-32
 // mod (vocab-1). Bucket 0 is padding.
@@ -37,52 +21,6 @@ func fillTokens(ws []string, vocab int, ids []int64, weights []float32) {
 		ids[i] = hashWord(ws[i], vocab)
 		weights[i] = 1 / float32(n)
 	}
-}
-
-// quotedPhrases returns the texts between double quotes (ASCII or curly) in
-// order, as written; empty phrases are skipped.
-func quotedPhrases(s string) []string {
-	var out []string
-	var cur strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case !in && (r == '"' || r == '“'):
-			in = true
-			cur.Reset()
-		case in && (r == '"' || r == '”'):
-			in = false
-			if p := strings.TrimSpace(cur.String()); p != "" {
-				out = append(out, p)
-			}
-		case in:
-			cur.WriteRune(r)
-		}
-	}
-	return out
-}
-
-// containsRun reports whether needle occurs as a contiguous run of hay.
-func containsRun(hay, needle []string) bool { return indexRun(hay, needle) >= 0 }
-
-// indexRun returns the first index of needle as a run of hay, or -1.
-func indexRun(hay, needle []string) int {
-	if len(needle) == 0 {
-		return -1
-	}
-	for i := 0; i+len(needle) <= len(hay); i++ {
-		ok := true
-		for j, w := range needle {
-			if hay[i+j] != w {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return i
-		}
-	}
-	return -1
 }
 
 func equalWords(a, b []string) bool {

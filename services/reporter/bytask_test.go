@@ -65,12 +65,44 @@ func TestByTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"## Held-out success by task", "| miniwob/click-test | easy | 3/4 (75%) | 1/1 (100%) | 0/2 (0%) |", "| miniwob/login-user | easy | - | 0/1 (0%) | - |"} {
+	for _, line := range []string{"## Held-out success by task", "| miniwob/click-test | easy | 3/4 (75%) | 1/1 (100%) | 0/2 (0%) | not reached |", "| miniwob/login-user | easy | - | 0/1 (0%) | - | not reached |"} {
 		if !strings.Contains(string(md), line) {
 			t.Errorf("report lacks %q:\n%s", line, md)
 		}
 	}
 	if strings.Contains(string(md), "drag-box") {
 		t.Errorf("report shows a task beyond the action space:\n%s", md)
+	}
+}
+
+// A task's time to TaskTarget: the first held-out episode at which its last
+// TaskWindow greedy episodes reach it; training episodes and other tasks
+// never count.
+func TestTaskTimeTo(t *testing.T) {
+	start := time.Unix(1000, 0)
+	s := NewStats(start)
+	add := func(sec int, family string, heldOut, success bool) {
+		e := ep(start.Add(time.Duration(sec)*time.Second), heldOut, success, 5)
+		e.Family, e.Tier = family, eventspb.Tier_TIER_EASY
+		s.AddEpisode(e)
+	}
+	add(1, "miniwob/enter-text", true, false)
+	add(2, "miniwob/enter-text", true, false)
+	for k := range 8 {
+		add(10+k, "miniwob/enter-text", true, true)
+		add(10+k, "miniwob/enter-text", false, true) // training: not counted
+		add(10+k, "miniwob/click-test", true, true)  // another task
+	}
+	// 8/10 after the eighth success (two failures in the window): not yet.
+	if d, ok := s.TaskTimeTo("miniwob/enter-text", TaskTarget, TaskWindow); ok {
+		t.Fatalf("reached at %s with 8 of the last 10 held-out episodes won, want not yet", d)
+	}
+	add(30, "miniwob/enter-text", true, true) // window: 1 failure, 9 successes
+	d, ok := s.TaskTimeTo("miniwob/enter-text", TaskTarget, TaskWindow)
+	if !ok || d != 30*time.Second {
+		t.Fatalf("time to %.0f%% = %s, %v; want 30s", 100*TaskTarget, d, ok)
+	}
+	if _, ok := s.TaskTimeTo("miniwob/click-test", TaskTarget, TaskWindow); ok {
+		t.Fatal("click-test has 8 held-out episodes, fewer than the window: want not reached")
 	}
 }

@@ -263,9 +263,20 @@ func (s *Stats) Curve(tier eventspb.Tier, heldOut bool, window int, step time.Du
 // TimeTo returns when the held-out success of a tier over window episodes
 // first reached target (checked at every held-out episode), or false.
 func (s *Stats) TimeTo(tier eventspb.Tier, target float64, window int) (time.Duration, bool) {
+	return s.timeTo(func(e episode) bool { return e.tier == tier }, target, window)
+}
+
+// TaskTimeTo is TimeTo for one task's held-out episodes.
+func (s *Stats) TaskTimeTo(family string, target float64, window int) (time.Duration, bool) {
+	return s.timeTo(func(e episode) bool { return e.family == family }, target, window)
+}
+
+// timeTo is when the held-out episodes that keep holds first reached target
+// over window episodes.
+func (s *Stats) timeTo(keep func(episode) bool, target float64, window int) (time.Duration, bool) {
 	var w []bool
 	for _, e := range s.episodes {
-		if e.tier != tier || !e.heldOut {
+		if !e.heldOut || !keep(e) {
 			continue
 		}
 		w = append(w, e.success)

@@ -44,7 +44,10 @@ type Env struct {
 	lastScore  *webenv.Score
 	lastAction string
 	lastGroups []string
-	messages   []string
+	// lastPotential is instructionPotential of the last observation of a
+	// page without a rubric (MiniWoB++), the Progress term's previous value.
+	lastPotential float64
+	messages      []string
 }
 
 // New opens a tab of b for tasks served at baseURL (a webenv server).

@@ -203,7 +203,7 @@ var miniwobSolvers = map[string]solver{
 
 // miniwobEnv serves the MiniWoB++ suite and opens an env on it in a real
 // browser, counting the pages' GETs.
-func miniwobEnv(t *testing.T) (*Env, *pageCounter) {
+func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 	t.Helper()
 	testenv.Integration(t)
 	dir := miniwobDir(t)
@@ -222,7 +222,7 @@ func miniwobEnv(t *testing.T) (*Env, *pageCounter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	e, err := New(ctx, b, ts.URL)
+	e, err := New(ctx, b, ts.URL, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,4 +367,40 @@ func TestIntegrationMiniWoB(t *testing.T) {
 			t.Errorf("multi-line error %q", err)
 		}
 	})
+}
+
+// With shaping on, a MiniWoB++ page's progress (instructionPotential) is
+// paid at the step that makes it, and taken back when the episode fails, so
+// a failed episode's shaping sums to zero (issue 16: the typing tasks from
+// random init).
+func TestIntegrationMiniWoBShaping(t *testing.T) {
+	e, _ := miniwobEnv(t, WithShaping(webenv.Shaping{Progress: 0.5}))
+	const eps = 1e-9
+	near := func(a, b float64) bool { return a-b < eps && b-a < eps }
+
+	obs := reset(t, e, TaskRef{Family: "miniwob/login-user", Seed: 1})
+	q := quoted(obs.Instruction)
+	r1 := by(t, e, "#username", fill(q[0]))
+	r2 := by(t, e, "#password", fill(q[1]))
+	r3 := by(t, e, "#subbtn", click)
+	if !near(r1.Reward, 0.25) || !near(r2.Reward, 0.25) || !near(r3.Reward, 1) || !r3.Info.Success {
+		t.Errorf("login-user solved: rewards %v, %v, %v (success %v), want 0.25, 0.25 and 1 (the success; the potential is already 1)",
+			r1.Reward, r2.Reward, r3.Reward, r3.Info.Success)
+	}
+
+	obs = reset(t, e, TaskRef{Family: "miniwob/login-user", Seed: 2})
+	q = quoted(obs.Instruction)
+	r1 = by(t, e, "#username", fill(q[0]))
+	r2 = by(t, e, "#password", fill(q[0]+"x"))
+	r3 = by(t, e, "#subbtn", click)
+	if !near(r1.Reward, 0.25) || !near(r2.Reward, 0) || !near(r3.Reward, -0.25) || r3.Info.Success || r3.Info.Raw != -1 {
+		t.Errorf("login-user failed: rewards %v, %v, %v (raw %v), want 0.25, 0 and -0.25: the shaping of a failed episode sums to 0",
+			r1.Reward, r2.Reward, r3.Reward, r3.Info.Raw)
+	}
+
+	obs = reset(t, e, TaskRef{Family: "miniwob/click-option", Seed: 3})
+	r1 = on(t, e, obs, "radio", between(t, obs.Instruction, "Select ", " and click Submit."), click)
+	if !near(r1.Reward, 0.5) {
+		t.Errorf("click-option: ticking the named radio paid %v, want 0.5", r1.Reward)
+	}
 }

@@ -41,6 +41,7 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	c, cancel := e.bind(ctx)
 	defer cancel()
 	e.active, e.done, e.lastScore, e.lastAction, e.lastGroups, e.messages = false, false, nil, "", nil, nil
+	e.lastPotential = 0
 	e.task = task
 	if task.Seed < 0 {
 		return nil, fmt.Errorf("unable to reset %s/%s: unknown seed %d", task.Family, task.Site, task.Seed)
@@ -113,6 +114,8 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	if st.Info != nil {
 		e.lastScore = st.Info
 		e.lastGroups = webenv.GroupsMet(st.Info.Facts)
+	} else {
+		e.lastPotential = instructionPotential(obs)
 	}
 	return obs, nil
 }

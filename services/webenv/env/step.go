@@ -90,9 +90,15 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 		info.Error = actErr.Error()
 	}
 	groups := webenv.GroupsMet(info.Facts)
-	prevPartial := 0.0
+	prevPartial := e.lastPotential
 	if e.lastScore != nil {
 		prevPartial = e.lastScore.Partial
+	} else if !st.Done {
+		// A page that scores itself only at its end: progress is how much
+		// of the instruction's quoted text its fields hold; at the end it
+		// is 1 on success, else 0 (info).
+		info.Partial = instructionPotential(obs)
+		e.lastPotential = info.Partial
 	}
 	info.Shaping = e.cfg.shaping.Terms(webenv.StepFacts{
 		PrevPartial: prevPartial, Partial: info.Partial,

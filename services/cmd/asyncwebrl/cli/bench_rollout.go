@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -25,7 +26,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] [--repeat K] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
+const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] [--suites S[:TIER][,...]] [--repeat K] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
   Starts webenv in-process with latency profile P and the embedded Kafka
   (unless -brokers is given), then runs the actor in async mode and in the
   strict synchronous baseline (lock-step batches of episodes), one after
@@ -50,6 +51,10 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
   -suite S         the tasks the executors run: builtin (default), miniwob (the
                    MiniWoB++ tasks the action space can express, train seeds; the
                    pages from make setup, -miniwob-dir) or all
+  --suites L       task sets run in turn on the same executors and browsers, each
+                   a suite with an optional hardest tier, e.g. builtin:easy,miniwob
+                   (default: -suite, every tier); with several, a table sets their
+                   episodes/s and steps/s side by side
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
 `
 
@@ -65,7 +70,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprint(stdout, benchRolloutUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat"}, nil)
+	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat", "suites"}, nil)
 	if err != nil {
 		return usageError{err}
 	}
@@ -134,6 +139,13 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	sets, err := parseTaskSets(cmp.Or(vals["suites"], cfg.Suite))
+	if err != nil {
+		return usageError{err}
+	}
+	if minRatio > 0 && len(sets) > 1 {
+		return usageError{fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets))}
+	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -169,34 +181,32 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
 	}
-	suite, err := webenv.ParseSuite(cfg.Suite)
-	if err != nil {
-		return usageError{fmt.Errorf("invalid -suite: %w", err)}
-	}
 	var sums []rolloutSummary
 	for _, prof := range profs {
-		sum := rolloutSummary{profile: prof.Name}
-		for k := range repeat {
-			fmt.Fprintf(stdout, "bench rollout: suite %s, profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
-				suite, prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
-			if repeat > 1 {
-				fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
+		for _, set := range sets {
+			sum := rolloutSummary{profile: prof.Name, suite: set.String()}
+			for k := range repeat {
+				fmt.Fprintf(stdout, "bench rollout: suite %s (%d tasks), profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
+					set, len(set.families), prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+				if repeat > 1 {
+					fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
+				}
+				fmt.Fprintln(stdout)
+				runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, set: set, serve: servedSuite(sets), prof: prof, f: f, cat: cat, log: log, quiet: quiet,
+					executors: executors, browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags})
+				if err != nil {
+					return err
+				}
+				if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
+					return err
+				}
+				sum.add(runs)
 			}
-			fmt.Fprintln(stdout)
-			runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, suite: suite, prof: prof, f: f, cat: cat, log: log, quiet: quiet,
-				executors: executors, browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags})
-			if err != nil {
-				return err
-			}
-			if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
-				return err
-			}
-			sum.add(runs)
+			sums = append(sums, sum)
 		}
-		sums = append(sums, sum)
 	}
 	if len(sums) > 1 || repeat > 1 {
-		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile:\n", repeat)
+		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile and suite:\n", repeat)
 		if err := printRolloutSummary(stdout, sums, modes); err != nil {
 			return err
 		}
@@ -210,7 +220,8 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 // rolloutSetup is what one run of the modes needs.
 type rolloutSetup struct {
 	cfg                 *config.Config
-	suite               webenv.Suite
+	set                 taskSet
+	serve               webenv.Suite // what webenv serves: every set's suite
 	prof                webenv.Profile
 	f                   *kafka.Factory
 	cat                 *topics.Catalog
@@ -224,7 +235,7 @@ type rolloutSetup struct {
 // rolloutOnce serves the profile's webenv and runs each mode in turn.
 func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) {
 	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(c.quiet),
-		webenv.WithSuite(c.suite), webenv.WithMiniWoBDir(c.cfg.Webenv.MiniWoBDir))
+		webenv.WithSuite(c.serve), webenv.WithMiniWoBDir(c.cfg.Webenv.MiniWoBDir))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +250,7 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 		actor.WithBrowserOptions(env.WithExecPath(c.cfg.Actor.BrowserPath)),
 		actor.WithBrowserOptions(c.bflags...),
 		actor.WithLogger(c.log.With("bench", "rollout")),
-		actor.WithSuite(c.suite),
+		actor.WithFamilies(c.set.families...),
 	}
 	var runs []actor.BenchRun
 	for _, mode := range c.modes {
@@ -257,7 +268,7 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 // printRolloutRuns prints one run's table and its ratios.
 func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tsteps/s\ttraj/h\tcpu\tsteps\tepisodes\taborted\tunstable obs\tmean batch\tobserve\tthink\tact\twait\tidle\t")
+	fmt.Fprintln(tw, "mode\tsteps/s\tepisodes/s\ttraj/h\tcpu\tsteps\tepisodes\taborted\tunstable obs\tmean batch\tobserve\tthink\tact\twait\tidle\t")
 	for _, r := range runs {
 		sh := func(d time.Duration) string {
 			if t := r.Split.Total(); t > 0 {
@@ -265,7 +276,7 @@ func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64)
 			}
 			return "-"
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.0f%%\t%d\t%d\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.Mode, r.StepsPerSec(), r.TrajPerHour(), 100*r.CPUUtil(),
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%.0f%%\t%d\t%d\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.Mode, r.StepsPerSec(), r.TrajPerHour()/3600, r.TrajPerHour(), 100*r.CPUUtil(),
 			r.Steps, r.Episodes, r.Aborted, r.Unstable, r.MeanBatch(),
 			sh(r.Split.Observe), sh(r.Split.Think), sh(r.Split.Act), sh(r.Split.Wait), sh(r.Split.Idle))
 	}
@@ -309,10 +320,12 @@ func rolloutRatio(runs []actor.BenchRun, base actor.Mode) (float64, bool) {
 	return a / b, true
 }
 
-// rolloutSummary collects the runs of one profile.
+// rolloutSummary collects the runs of one profile and task set.
 type rolloutSummary struct {
 	profile string
+	suite   string
 	steps   map[actor.Mode][]float64
+	eps     map[actor.Mode][]float64
 	cpu     map[actor.Mode][]float64
 	ratios  map[actor.Mode][]float64 // async over the mode, per run
 	ceils   map[actor.Mode][]float64 // the mode's BenchRun.Ceiling, per run
@@ -321,9 +334,11 @@ type rolloutSummary struct {
 func (s *rolloutSummary) add(runs []actor.BenchRun) {
 	if s.steps == nil {
 		s.steps, s.cpu, s.ratios, s.ceils = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
+		s.eps = map[actor.Mode][]float64{}
 	}
 	for _, r := range runs {
 		s.steps[r.Mode] = append(s.steps[r.Mode], r.StepsPerSec())
+		s.eps[r.Mode] = append(s.eps[r.Mode], r.TrajPerHour()/3600)
 		s.cpu[r.Mode] = append(s.cpu[r.Mode], r.CPUUtil())
 		if r.Mode == actor.ModeAsync {
 			continue
@@ -354,14 +369,14 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// printRolloutSummary prints one line per profile: median steps/s and CPU
-// of each mode, and the medians of the per-run ratios and of each
+// printRolloutSummary prints one line per profile and task set: median
+// steps/s, episodes/s and CPU of each mode, and the medians of the per-run ratios and of each
 // baseline's ceiling (BenchRun.Ceiling).
 func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.Mode) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	head := "profile\t"
+	head := "profile\tsuite\t"
 	for _, m := range modes {
-		head += string(m) + " steps/s\t" + string(m) + " cpu\t"
+		head += string(m) + " steps/s\t" + string(m) + " episodes/s\t" + string(m) + " cpu\t"
 	}
 	for _, m := range modes {
 		if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
@@ -370,9 +385,9 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range sums {
-		line := s.profile + "\t"
+		line := s.profile + "\t" + s.suite + "\t"
 		for _, m := range modes {
-			line += fmt.Sprintf("%.1f\t%.0f%%\t", median(s.steps[m]), 100*median(s.cpu[m]))
+			line += fmt.Sprintf("%.1f\t%.2f\t%.0f%%\t", median(s.steps[m]), median(s.eps[m]), 100*median(s.cpu[m]))
 		}
 		for _, m := range modes {
 			if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
@@ -397,4 +412,68 @@ func brokersGiven(args []string) bool {
 		}
 	}
 	return false
+}
+
+// taskSet is one entry of --suites: a suite's schedulable tasks up to a
+// tier.
+type taskSet struct {
+	suite    webenv.Suite
+	maxTier  webenv.Tier // 0: every tier
+	families []string
+}
+
+func (t taskSet) String() string {
+	if t.maxTier == 0 {
+		return string(t.suite)
+	}
+	return string(t.suite) + ":" + t.maxTier.String()
+}
+
+// parseTaskSets parses "suite[:tier],..." into the task sets, each with the
+// families the actors' local generator draws (webenv.Schedulable: the
+// MiniWoB++ tasks the action space can express, on train seeds).
+func parseTaskSets(list string) ([]taskSet, error) {
+	var sets []taskSet
+	for _, item := range config.SplitList(list) {
+		name, tier, hasTier := strings.Cut(item, ":")
+		suite, err := webenv.ParseSuite(name)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --suites %q: %w", list, err)
+		}
+		set := taskSet{suite: suite}
+		if hasTier {
+			if set.maxTier, err = webenv.ParseTier(tier); err != nil {
+				return nil, fmt.Errorf("invalid --suites %q: %w", list, err)
+			}
+		}
+		for _, f := range webenv.Schedulable(suite) {
+			if set.maxTier == 0 || f.Tier <= set.maxTier {
+				set.families = append(set.families, f.Name)
+			}
+		}
+		if len(set.families) == 0 {
+			return nil, fmt.Errorf("invalid --suites %q: %s has no task the action space can express", list, set)
+		}
+		sets = append(sets, set)
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("invalid --suites %q: name at least one suite", list)
+	}
+	return sets, nil
+}
+
+// servedSuite is the suite webenv serves so that every set's tasks exist.
+func servedSuite(sets []taskSet) webenv.Suite {
+	var b, m bool
+	for _, s := range sets {
+		b = b || s.suite.HasBuiltin()
+		m = m || s.suite.HasMiniWoB()
+	}
+	switch {
+	case b && m:
+		return webenv.SuiteAll
+	case m:
+		return webenv.SuiteMiniWoB
+	}
+	return webenv.SuiteBuiltin
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -56,6 +57,10 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		{"--profile", "web,bogus"},
 		{"--profile", ","},
 		{"--modes", ","},
+		{"--suites", "builtin:impossible"},
+		{"--suites", "bogus"},
+		{"--suites", ","},
+		{"--suites", "builtin:easy,miniwob", "--min-ratio", "3"},
 	} {
 		var out, errb strings.Builder
 		err := runBenchRollout(ctx, args, &out, &errb)
@@ -75,6 +80,40 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("replay eval %q: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// --suites names task sets: a suite's schedulable tasks up to a tier, and
+// webenv serves the union.
+func TestParseTaskSets(t *testing.T) {
+	sets, err := parseTaskSets("builtin:easy, miniwob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 2 || sets[0].String() != "builtin:easy" || sets[1].String() != "miniwob" {
+		t.Fatalf("sets = %v, want builtin:easy and miniwob", sets)
+	}
+	for _, name := range sets[0].families {
+		if f, ok := webenv.LookupFamily(name); !ok || f.Tier != webenv.Easy || webenv.IsMiniWoB(name) {
+			t.Errorf("builtin:easy holds %s (%v, found %v)", name, f.Tier, ok)
+		}
+	}
+	if len(sets[0].families) == 0 || len(sets[0].families) >= len(webenv.Schedulable(webenv.SuiteBuiltin)) {
+		t.Errorf("builtin:easy has %d families, want some but not all", len(sets[0].families))
+	}
+	if got, want := len(sets[1].families), len(webenv.Schedulable(webenv.SuiteMiniWoB)); got != want {
+		t.Errorf("miniwob has %d tasks, want the %d schedulable ones", got, want)
+	}
+	for _, name := range sets[1].families {
+		if f, _ := webenv.LookupFamily(name); f.Unsupported != "" {
+			t.Errorf("miniwob holds %s, which the action space cannot express (%s)", name, f.Unsupported)
+		}
+	}
+	if s := servedSuite(sets); s != webenv.SuiteAll {
+		t.Errorf("served suite = %s, want all", s)
+	}
+	if s := servedSuite(sets[:1]); s != webenv.SuiteBuiltin {
+		t.Errorf("served suite of builtin:easy = %s, want builtin", s)
 	}
 }
 

@@ -1,0 +1,55 @@
+package env
+
+import "testing"
+
+func TestInstructionPotential(t *testing.T) {
+	login := `Enter the username "kanesha" and the password "UWH" into the text fields and press login.`
+	field := func(v string) Element { return Element{Role: "textbox", Value: v} }
+	box := func(text string, checked bool) Element {
+		return Element{Role: "checkbox", Text: text, Checked: checked}
+	}
+	radio := func(text string, checked bool) Element { return Element{Role: "radio", Text: text, Checked: checked} }
+	button := Element{Role: "button", Text: "Submit"}
+	boxes := `Select nYKs, 0EEvO and click Submit.`
+	list := Element{Role: "combobox", Options: []string{"Kenya", "Heard Island and McDonald Islands", "Peru"}}
+	selected := func(v string) Element { l := list; l.Value = v; return l }
+	listInstr := `Select Heard Island and McDonald Islands from the list and click Submit.`
+	for _, tc := range []struct {
+		name  string
+		instr string
+		els   []Element
+		want  float64
+	}{
+		{"login: empty form", login, []Element{field(""), field(""), button}, 0},
+		{"login: username typed", login, []Element{field("kanesha"), field(""), button}, 0.5*0.5 + 0.5*0.5},
+		{"login: both typed", login, []Element{field("kanesha"), field("UWH"), button}, 1},
+		{"login: swapped fields count as typed", login, []Element{field("UWH"), field("kanesha"), button}, 1},
+		{"login: one phrase in both fields", login, []Element{field("kanesha"), field("kanesha"), button}, 0.5*0.5 + 0.5},
+		{"login: a wrong text", login, []Element{field("kanesh"), field(""), button}, 0},
+		{"enter-password: first field", `Enter the password "x7" into both text fields and press submit.`,
+			[]Element{field("x7"), field("")}, 0.5 + 0.25},
+		{"enter-password: both fields", `Enter the password "x7" into both text fields and press submit.`,
+			[]Element{field("x7"), field("x7")}, 1},
+		{"no quoted phrase nor named control", `Click on the button.`, []Element{field("anything"), button}, 0},
+		{"a quoted phrase but no text field", `Click on the "OK" button.`, []Element{{Role: "button", Text: "OK", Value: "OK"}}, 0},
+		{"values are trimmed", `Enter "Ronda" into the text field.`, []Element{field(" Ronda ")}, 1},
+		{"checkboxes: none ticked", boxes, []Element{box("nYKs", false), box("0EEvO", false), box("qq", false), button}, 0},
+		{"checkboxes: one named ticked", boxes, []Element{box("nYKs", true), box("0EEvO", false), box("qq", false), button}, 0.5},
+		{"checkboxes: both named ticked", boxes, []Element{box("nYKs", true), box("0EEvO", true), box("qq", false), button}, 1},
+		{"checkboxes: an unnamed one ticked costs", boxes, []Element{box("nYKs", true), box("0EEvO", true), box("qq", true), button}, 0.5},
+		{"checkboxes: never below 0", boxes, []Element{box("nYKs", false), box("0EEvO", false), box("qq", true), button}, 0},
+		{"radio: the named one", `Select Yes and click Submit.`, []Element{radio("No", false), radio("Yes", true)}, 1},
+		{"radio: another one", `Select Yes and click Submit.`, []Element{radio("No", true), radio("Yes", false)}, 0},
+		{"select: the first option by default", listInstr, []Element{selected("Kenya"), button}, 0},
+		{"select: the named option", listInstr, []Element{selected("Heard Island and McDonald Islands"), button}, 1},
+		{"typing and choosing average", `Enter "ab" and select Yes.`, []Element{field("ab"), radio("Yes", false), radio("No", false)}, 0.5},
+	} {
+		got := instructionPotential(&Observation{Instruction: tc.instr, Elements: tc.els})
+		if got != tc.want {
+			t.Errorf("%s: potential = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := instructionPotential(nil); got != 0 {
+		t.Errorf("potential of no observation = %v, want 0", got)
+	}
+}
