@@ -21,9 +21,17 @@ func (e *Env) act(ctx context.Context, a Action) error {
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	switch a.Type {
 	case Click:
-		var pt struct{ X, Y float64 }
+		var pt struct {
+			X, Y float64
+			DOM  bool
+		}
 		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`)`, &pt); err != nil {
 			return err
+		}
+		if pt.DOM {
+			// No point of the viewport reaches the element (agent.js's
+			// point says why).
+			return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
 		}
 		return e.click(ctx, pt.X, pt.Y)
 	case Fill:
