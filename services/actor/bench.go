@@ -127,3 +127,8 @@ func BenchMode(ctx context.Context, bc BenchConfig, mode Mode) (BenchRun, error)
 	}
 	return run, nil
 }
+
+// ProcessCPU is this process's CPU time so far (user + system): with
+// Service.BrowserCPU, what a benchmark of the whole pipeline in one process
+// spends.
+func ProcessCPU() time.Duration { return selfCPU() }

@@ -83,8 +83,17 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	xs := s.execs
 	decisions := make([]*decision, len(xs))
 	feats := make([]*policy.Features, len(xs))
+	batches := 0
+	var acted uint64 // the policy version the last batch began with
 	for ctx.Err() == nil {
 		newBatch := !episodeBatches || !slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil })
+		if newBatch && episodeBatches && s.opts.onPolicy {
+			if batches > 0 && !s.awaitVersion(ctx, xs, acted) {
+				break
+			}
+			acted = s.server.Version()
+			batches++
+		}
 		s.barrier(xs, func(i int, x *executor) {
 			var err error
 			if x.ep == nil {
@@ -127,6 +136,24 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	for _, x := range xs {
 		s.stopped(x)
 	}
+}
+
+// awaitVersion waits, counting the time as every executor's idle time, until
+// the policy server holds a version newer than v (WithOnPolicy); false when
+// ctx ended first.
+func (s *Service) awaitVersion(ctx context.Context, xs []*executor, v uint64) bool {
+	t0 := time.Now()
+	defer func() {
+		for _, x := range xs {
+			x.ts.since(phIdle, t0)
+		}
+	}()
+	for s.server.Version() <= v {
+		if err := backoff.Sleep(ctx, 10*time.Millisecond); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // barrier runs fn for every executor at once and returns when all are

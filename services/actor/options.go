@@ -62,6 +62,7 @@ type options struct {
 	taskGrace      time.Duration
 	taskGroup      string
 	families       []string
+	onPolicy       bool
 	firstSeed      int64
 	policyName     string
 	policyOpts     []policy.Option
@@ -178,6 +179,15 @@ func WithSuite(s webenv.Suite) Option {
 		}
 	}
 }
+
+// WithOnPolicy makes ModeSync the classic on-policy RL loop (default off:
+// the rollout baseline, whose batches never wait for a learner): a batch of
+// episodes is acted with one policy version v, and the next batch starts
+// only once a version newer than v has been published (the learner trained
+// on the batch, learner.WithSyncBatches), so no batch ever acts with stale
+// weights and the executors idle while the learner trains. Other modes
+// ignore it.
+func WithOnPolicy(on bool) Option { return func(o *options) { o.onPolicy = on } }
 
 // WithFirstSeed sets the local generator's first seed (default 0).
 func WithFirstSeed(s int64) Option { return func(o *options) { o.firstSeed = s } }

@@ -55,6 +55,10 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 	s.m.consumed.Inc()
 	if heldOutTransition(tr) {
 		s.m.skipped.WithLabelValues("held_out").Inc()
+		if s.sync != nil && tr.GetDone() {
+			// Part of the actors' batch all the same.
+			s.sync.add(tr.GetPolicyVersion(), nil, now)
+		}
 		return
 	}
 	demo := tr.GetAction().GetEnvelope().GetSource() == eventspb.Source_SOURCE_DEMO
@@ -98,7 +102,14 @@ func (s *Service) release(ready []*sample) {
 	if len(ready) == 0 {
 		return
 	}
-	s.replay.add(ready...)
+	if s.sync != nil {
+		if !s.sync.add(ready[0].version, ready, time.Now()) {
+			s.m.skipped.WithLabelValues("stale").Add(float64(len(ready)))
+			return
+		}
+	} else {
+		s.replay.add(ready...)
+	}
 	s.ingested.Add(int64(len(ready)))
 	s.m.samples.WithLabelValues("policy").Add(float64(len(ready)))
 }

@@ -2,7 +2,10 @@ package learner
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
 // train is the torch thread: it builds the model, reports ready, and then
@@ -20,6 +23,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 
 	var bcUpdates int
 	lastPublish := s.updates.Load()
+	rng := rand.New(rand.NewPCG(s.o.seed, 0x5eed))
 	var st stepStats
 	idle := time.NewTimer(0)
 	defer idle.Stop()
@@ -32,6 +36,14 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 			if bcUpdates >= s.o.bcUpdates {
 				s.bcDone.Store(true)
 				s.log.Info("behaviour-cloning warm start done", "updates", bcUpdates, "demo_samples", s.demoIn.Load())
+			}
+		case s.sync != nil:
+			if b := s.sync.take(time.Now()); b != nil {
+				if st, err = s.trainSync(ctx, t, b, rng); err != nil {
+					return err
+				}
+				lastPublish = s.updates.Load()
+				continue
 			}
 		case s.replay.len() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
 			batch = s.replay.batch(s.o.batchSize)
@@ -80,4 +92,36 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		}
 	}
 	return nil
+}
+
+// trainSync is one round of the on-policy loop: the batch's minibatch
+// updates, then the next version, published at once (the actors wait for
+// it). A failed publish is retried: the actors cannot go on without it.
+func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rng *rand.Rand) (stepStats, error) {
+	var st stepStats
+	var err error
+	for _, mb := range minibatches(batch, s.o.batchSize, s.o.replayRat, rng) {
+		t0 := time.Now()
+		if st, err = t.step(mb); err != nil {
+			return st, err
+		}
+		s.m.updateSeconds.Observe(time.Since(t0).Seconds())
+		s.updates.Add(1)
+		s.m.updates.Inc()
+	}
+	s.m.loss.Set(st.Loss)
+	s.m.entropy.Set(st.Entropy)
+	s.statsMu.Lock()
+	s.last = st
+	s.statsMu.Unlock()
+	for ctx.Err() == nil {
+		if err := s.publish(ctx, t, st); err != nil {
+			s.log.Error("unable to publish weights; the on-policy actors wait for them, retrying", "err", err)
+			_ = backoff.Sleep(ctx, time.Second)
+			continue
+		}
+		s.sync.published(s.version.Load())
+		break
+	}
+	return st, nil
 }

@@ -37,6 +37,7 @@ type options struct {
 	seed       uint64
 	curriculum *CurriculumConfig
 	openTTL    time.Duration
+	syncBatch  int
 }
 
 func defaultOptions() options {
@@ -64,6 +65,8 @@ func defaultOptions() options {
 
 func (o *options) validate() error {
 	switch {
+	case o.syncBatch < 0:
+		return fmt.Errorf("invalid sync batch %d episodes: want 0 (asynchronous) or more", o.syncBatch)
 	case o.batchSize < 1 || o.batchSize > 4096:
 		return fmt.Errorf("invalid learner batch size %d: want 1..4096", o.batchSize)
 	case o.capacity < o.batchSize:
@@ -86,6 +89,15 @@ func (o *options) validate() error {
 	}
 	return o.arch.Validate()
 }
+
+// WithSyncBatches makes the learner the learner of the classic on-policy
+// loop (default 0: asynchronous, it trains whenever its replay allows): it
+// waits until n episodes acted with its newest version have arrived (the
+// actors' batch: actor.WithOnPolicy), trains on exactly those, with as many
+// minibatch updates as the replay ratio gives them, publishes the next
+// version at once, and waits again. A batch short of episodes (one aborted
+// by a dead browser) is trained on 20 s after its last arrival.
+func WithSyncBatches(n int) Option { return func(o *options) { o.syncBatch = n } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }

@@ -40,6 +40,7 @@ type Service struct {
 	replay *replay
 	demos  *replay
 	asm    *assembler
+	sync   *syncBatch // the on-policy loop's batch (WithSyncBatches), or nil
 
 	// state shared with the torch thread
 	version   atomic.Uint64 // newest published
@@ -95,6 +96,9 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		demos:  newReplay(max(o.capacity, 20000), 0, FIFO, o.seed+1),
 		asm:    newAssembler(o.gamma, o.hyper.Algo == GRPO, o.groupSize, o.openTTL),
 		failed: make(chan error, 1),
+	}
+	if o.syncBatch > 0 {
+		s.sync = newSyncBatch(o.syncBatch)
 	}
 	if o.curriculum != nil {
 		c := *o.curriculum

@@ -49,6 +49,12 @@ type Config struct {
 	// tasks: builtin (the generated families), miniwob (the MiniWoB++
 	// benchmark's pages, fetched by `make setup`) or all.
 	Suite string
+	// Loop is the RL loop: async (actors never wait for the learner, the
+	// learner never waits for a batch) or sync (the classic on-policy loop:
+	// each batch of episodes, one per executor, acts with one version;
+	// the actors wait while the learner trains on it and publishes the
+	// next). With sync, the learner's -executors must be the actors' total.
+	Loop string
 	// Actor and Webenv configure those targets (actor.go).
 	Actor   Actor
 	Webenv  Webenv
@@ -143,6 +149,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.DashboardAddr, "dashboard-addr", "127.0.0.1:7080", "dashboard web page address")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
+	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")
 	str(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	str(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -268,6 +275,18 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("invalid -suite %q: want builtin, miniwob or all", c.Suite)
 	}
+	switch c.Loop = strings.ToLower(strings.TrimSpace(c.Loop)); c.Loop {
+	case "":
+		c.Loop = "async"
+	case "async":
+	case "sync":
+		if c.Actor.Mode != "async" && c.Actor.Mode != "sync" {
+			return fmt.Errorf("invalid -actor-mode %q with -loop=sync: the on-policy loop runs the actors in sync mode", c.Actor.Mode)
+		}
+		c.Actor.Mode = "sync"
+	default:
+		return fmt.Errorf("invalid -loop %q: want async or sync", c.Loop)
+	}
 	if c.Webenv.MiniWoBDir == "" {
 		c.Webenv.MiniWoBDir = filepath.Join(c.RunDir, "miniwob", "html")
 	}
@@ -292,6 +311,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Any("brokers", c.Brokers),
 		slog.String("topic_prefix", c.TopicPrefix),
 		slog.String("suite", c.Suite),
+		slog.String("loop", c.Loop),
 		slog.String("kafka_sasl", c.Kafka.SASLMechanism),
 		slog.String("kafka_sasl_user", c.Kafka.SASLUser),
 		slog.Any("kafka_sasl_password", c.Kafka.SASLPassword),

@@ -11,7 +11,7 @@ import (
 )
 
 // newActor builds the actor target from the -executors, -browsers,
-// -actor-mode, -allowed-origins, -frame-store, -shaping, -policy-name and
+// -actor-mode, -loop, -allowed-origins, -frame-store, -shaping, -policy-name and
 // -suite (the local task generator's tasks) flags.
 func newActor(d deps) (app.Service, error) {
 	a := d.cfg.Actor
@@ -40,6 +40,7 @@ func newActor(d deps) (app.Service, error) {
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
 		actor.WithMode(mode),
+		actor.WithOnPolicy(d.cfg.Loop == "sync"),
 		actor.WithWebenvURL(d.cfg.WebenvURL),
 		actor.WithPolicyName(a.PolicyName),
 		actor.WithInstanceID(d.cfg.InstanceID),

@@ -56,10 +56,12 @@ func (e errBenchRatio) Error() string {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(stdout, "Usage: asyncwebrl bench joiner|recorder|rollout [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
+		fmt.Fprint(stdout, "Usage: asyncwebrl bench train|rollout|joiner|recorder [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
 		return nil
 	}
 	switch args[0] {
+	case "train":
+		return runBenchTrain(ctx, args[1:], stdout, stderr)
 	case "rollout":
 		return runBenchRollout(ctx, args[1:], stdout, stderr)
 	case "recorder":
@@ -67,7 +69,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "joiner":
 		return runBenchJoiner(ctx, args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want joiner, recorder or rollout)", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q (want train, rollout, joiner or recorder)", args[0])}
 }
 
 func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) error {

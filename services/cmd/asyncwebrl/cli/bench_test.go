@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,58 @@ func TestRolloutSummaryMedians(t *testing.T) {
 	}
 	if c := (actor.BenchRun{}).Ceiling(); c != 0 {
 		t.Fatalf("ceiling of a run without a time split = %v, want 0", c)
+	}
+}
+
+// bench train's flags: defaults, and bad values are usage errors found
+// before anything starts.
+func TestBenchTrainFlags(t *testing.T) {
+	bt, err := parseTrainFlags(map[string]string{})
+	if err != nil || len(bt.modes) != 2 || bt.repeat != 1 || bt.window != 40 || bt.target != 0.8 || bt.tier != webenv.Easy || bt.cap != 20*time.Minute {
+		t.Fatalf("defaults %+v, %v", bt, err)
+	}
+	bt, err = parseTrainFlags(map[string]string{"modes": "sync,sync", "repeat": "3", "target": "0.9", "tier": "medium", "cap": "5m", "window": "20"})
+	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.repeat != 3 || bt.target != 0.9 || bt.tier != webenv.Medium || bt.cap != 5*time.Minute || bt.window != 20 {
+		t.Fatalf("parsed %+v, %v", bt, err)
+	}
+	for _, args := range [][]string{
+		{"--modes", "async,lockstep"},
+		{"--modes", ","},
+		{"--repeat", "0"},
+		{"--target", "1.5"},
+		{"--target", "0"},
+		{"--tier", "impossible"},
+		{"--cap", "-1m"},
+		{"--window", "x"},
+	} {
+		var out, errb strings.Builder
+		var ue usageError
+		if err := runBenchTrain(t.Context(), args, &out, &errb); !errors.As(err, &ue) {
+			t.Errorf("bench train %q: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// The summary's ratio is sync's median time to the target over async's, and
+// says when a capped run makes it a bound.
+func TestBenchTrainSummary(t *testing.T) {
+	bt := trainFlags{modes: []string{"async", "sync"}, target: 0.8}
+	run := func(mode string, min int, reached bool) trainRun {
+		return trainRun{mode: mode, toTarget: time.Duration(min) * time.Minute, reached: reached}
+	}
+	var out strings.Builder
+	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 12, true), run("async", 2, true), run("sync", 9, true), run("async", 3, true), run("sync", 10, true)}, bt)
+	if !strings.Contains(out.String(), "async reached the target 3.33x sooner") {
+		t.Errorf("medians 3m and 10m: %s", out.String())
+	}
+	out.Reset()
+	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 20, false)}, bt)
+	if !strings.Contains(out.String(), "at least 5.00x sooner") || !strings.Contains(out.String(), "hit the cap") {
+		t.Errorf("a capped sync run: %s", out.String())
+	}
+	out.Reset()
+	printTrainSummary(&out, []trainRun{run("async", 20, false), run("sync", 20, false)}, bt)
+	if !strings.Contains(out.String(), "not measured") {
+		t.Errorf("a capped async run: %s", out.String())
 	}
 }

@@ -41,6 +41,10 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithBCUpdates(l.BCUpdates),
 		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
 	}
+	if d.cfg.Loop == "sync" {
+		// One batch of episodes per version: the actors' executors.
+		opts = append(opts, learner.WithSyncBatches(d.cfg.Actor.Executors))
+	}
 	if l.BatchSize > 0 {
 		opts = append(opts, learner.WithBatchSize(l.BatchSize))
 	}

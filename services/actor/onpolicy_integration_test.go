@@ -1,0 +1,138 @@
+package actor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// TestIntegrationOnPolicyWaitsForVersions is the actor's half of the
+// classic on-policy loop (bench train's sync mode): a stand-in learner
+// publishes version v+1 a while after it has read the end of every episode
+// of batch v, and no episode of the next batch may start before that
+// version is out; every batch acts with one version only.
+func TestIntegrationOnPolicyWaitsForVersions(t *testing.T) {
+	srv := startWebenv(t, "none")
+	k := newKafkaEnv(t, srv.URL())
+	const executors, batches = 2, 3
+	publishWeights(t, k, 1, 7)
+	published := map[uint64]time.Time{1: time.Now()}
+	var mu sync.Mutex
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The stand-in learner: it reads rewards, and when a batch's episodes
+	// have all ended it waits (the training a learner would do) and
+	// publishes the next version.
+	cl, err := k.factory.NewClient("stand-in-learner", kgo.ConsumeTopics(k.catalog.Name(topics.Rewards)),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	learnerDone := make(chan struct{})
+	go func() {
+		defer close(learnerDone)
+		ended, version := 0, uint64(1)
+		for ctx.Err() == nil && version <= batches {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				if w, err := eventspb.DecodeReward(r.Value); err == nil && w.GetDone() {
+					ended++
+				}
+			})
+			if ended >= int(version)*executors {
+				time.Sleep(1500 * time.Millisecond) // training
+				version++
+				publishWeights(t, k, version, 7+version)
+				mu.Lock()
+				published[version] = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
+
+	a := k.startActor(t, WithExecutors(executors), WithBrowsers(1), WithMode(ModeSync), WithOnPolicy(true),
+		WithMaxSteps(2), WithFamilies("click-button"))
+	ev := &events{}
+	k.consume(t, ctx, ev)
+	waitUntil(t, 5*time.Minute, "the stand-in learner's last version", func() bool {
+		select {
+		case <-learnerDone:
+			return true
+		default:
+			return false
+		}
+	})
+	waitUntil(t, 2*time.Minute, "an episode of the last version", func() bool {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		for _, ac := range ev.actions {
+			if ac.GetPolicyVersion() == batches+1 {
+				return true
+			}
+		}
+		return false
+	})
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	// Per episode: the versions its actions used and when it began.
+	type episode struct {
+		versions map[uint64]bool
+		start    time.Time
+	}
+	eps := map[string]*episode{}
+	for _, ac := range ev.actions {
+		id := ac.GetEnvelope().GetEpisodeId()
+		e := eps[id]
+		if e == nil {
+			e = &episode{versions: map[uint64]bool{}}
+			eps[id] = e
+		}
+		e.versions[ac.GetPolicyVersion()] = true
+	}
+	for _, o := range ev.obs {
+		if e := eps[o.GetEnvelope().GetEpisodeId()]; e != nil {
+			at := time.Unix(0, o.GetEnvelope().GetProducedAtUnixNano())
+			if e.start.IsZero() || at.Before(e.start) {
+				e.start = at
+			}
+		}
+	}
+	perVersion := map[uint64]int{}
+	for id, e := range eps {
+		if len(e.versions) != 1 {
+			t.Errorf("episode %s acted with versions %v: a batch acts with one version", id, e.versions)
+			continue
+		}
+		for v := range e.versions {
+			perVersion[v]++
+			pub, ok := published[v]
+			if !ok {
+				t.Errorf("episode %s acted with version %d, which was never published", id, v)
+				continue
+			}
+			if e.start.Before(pub) {
+				t.Errorf("episode %s of version %d began at %s, %s before the version was published",
+					id, v, e.start.Format(time.StampMilli), pub.Sub(e.start))
+			}
+		}
+	}
+	for v := uint64(1); v <= batches; v++ {
+		if perVersion[v] != executors {
+			t.Errorf("version %d acted %d episodes, want one batch of %d", v, perVersion[v], executors)
+		}
+	}
+}

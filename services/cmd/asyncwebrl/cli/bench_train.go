@@ -1,0 +1,459 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/reporter"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--repeat K] [--target F] [--window N] [--tier T] [--cap D] [flags]
+  Time to skill, asynchronous against synchronous RL. Trains the policy
+  from random init once per mode (and repeat), each on fresh topics, with
+  the same seeds, executors, latency profile, learner settings and
+  curriculum, the whole pipeline (webenv, actors, joiner, learner) in this
+  process:
+    async  as make run does: the actors never wait for the learner, and the
+           learner never waits for a batch (-loop=async);
+    sync   the classic on-policy loop over the same code (-loop=sync): a
+           batch of episodes, one per executor, acted with version v; the
+           actors wait until the learner has trained on that batch and
+           published v+1; then the next batch.
+  A run stops when the greedy held-out success of tier T over its last N
+  episodes reaches F, or at the cap. Prints per run the wall time to the
+  target, the episodes and env steps to it, steps/s, CPU utilization (this
+  process and its Chromium processes over wall time and cores) and the
+  versions published; then how many times sooner async reached the target
+  (sync's wall time over async's). With --repeat K, each run and the medians.
+  --modes M      modes to run, comma-separated (default async,sync)
+  --repeat K     runs of each mode (default 1), interleaved
+  --target F     held-out success to reach (default 0.8)
+  --window N     greedy held-out episodes it is judged over (default 40)
+  --tier T       the tier judged (default easy); the curriculum issues tiers up to
+                 -max-tier, which defaults to T here
+  --cap D        give up a run after D (default 20m)
+Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
+an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
+-batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
+`
+
+// trainRun is one run of bench train.
+type trainRun struct {
+	mode              string
+	reached           bool
+	toTarget, wall    time.Duration
+	episodes, steps   int // to the target (or the cap)
+	allSteps          int
+	cpu               float64
+	versions          uint64
+	finalRate         float64
+	finalN            int
+	repeat            int
+	targetLabel       string
+	stepsPerSecond    float64
+	episodesPerSecond float64
+}
+
+func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, benchTrainUsage)
+		return nil
+	}
+	vals, rest, err := subFlags(args, []string{"modes", "repeat", "target", "window", "tier", "cap"}, nil)
+	if err != nil {
+		return usageError{err}
+	}
+	bt, err := parseTrainFlags(vals)
+	if err != nil {
+		return usageError{err}
+	}
+	if !maxTierGiven(rest) {
+		rest = append([]string{"-max-tier=" + bt.tier.String()}, rest...)
+	}
+	cfg, err := parse(rest, stdout)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f, closeKafka, err := kafka.Connect(cfg, quiet)
+	if err != nil {
+		return err
+	}
+	defer closeKafka()
+	if err := f.Ping(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	id := hex.EncodeToString(rnd[:])
+	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, cap %s, %d executors, %d cores, broker %s\n",
+		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.cap, cfg.Actor.Executors, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+	var runs []trainRun
+	for k := range bt.repeat {
+		for _, mode := range bt.modes {
+			fmt.Fprintf(stdout, "run %d of %d, %s: training from random init...\n", k+1, bt.repeat, mode)
+			r, err := trainOnce(ctx, cfg, f, log, quiet, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
+			if err != nil {
+				return err
+			}
+			r.repeat = k + 1
+			runs = append(runs, r)
+			printTrainRuns(stdout, runs[len(runs)-1:], bt)
+		}
+	}
+	fmt.Fprintln(stdout)
+	printTrainRuns(stdout, runs, bt)
+	printTrainSummary(stdout, runs, bt)
+	return nil
+}
+
+// trainFlags are bench train's own flags.
+type trainFlags struct {
+	modes          []string
+	repeat, window int
+	target         float64
+	tier           webenv.Tier
+	cap            time.Duration
+}
+
+func parseTrainFlags(vals map[string]string) (trainFlags, error) {
+	bt := trainFlags{modes: []string{"async", "sync"}, repeat: 1, window: 40, target: 0.8, tier: webenv.Easy, cap: 20 * time.Minute}
+	var err error
+	if v, ok := vals["modes"]; ok {
+		bt.modes = nil
+		for _, m := range config.SplitList(v) {
+			if m != "async" && m != "sync" {
+				return bt, fmt.Errorf("invalid --modes %q: want async and/or sync", v)
+			}
+			if !slices.Contains(bt.modes, m) {
+				bt.modes = append(bt.modes, m)
+			}
+		}
+		if len(bt.modes) == 0 {
+			return bt, fmt.Errorf("invalid --modes %q: name at least one mode", v)
+		}
+	}
+	for name, dst := range map[string]*int{"repeat": &bt.repeat, "window": &bt.window} {
+		if v, ok := vals[name]; ok {
+			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
+				return bt, fmt.Errorf("invalid --%s %q: want a positive integer", name, v)
+			}
+		}
+	}
+	if v, ok := vals["target"]; ok {
+		if bt.target, err = strconv.ParseFloat(v, 64); err != nil || bt.target <= 0 || bt.target > 1 {
+			return bt, fmt.Errorf("invalid --target %q: want a share in (0, 1]", v)
+		}
+	}
+	if v, ok := vals["tier"]; ok {
+		if bt.tier, err = webenv.ParseTier(v); err != nil {
+			return bt, fmt.Errorf("invalid --tier: %w", err)
+		}
+	}
+	if v, ok := vals["cap"]; ok {
+		if bt.cap, err = time.ParseDuration(v); err != nil || bt.cap <= 0 {
+			return bt, fmt.Errorf("invalid --cap %q: want a positive duration like 20m", v)
+		}
+	}
+	return bt, nil
+}
+
+// maxTierGiven reports whether -max-tier is on the command line or in the
+// environment.
+func maxTierGiven(args []string) bool {
+	if os.Getenv("ASYNCWEBRL_MAX_TIER") != "" {
+		return true
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "max-tier" {
+			return true
+		}
+	}
+	return false
+}
+
+// trainOnce runs the pipeline in one mode on the prefix's fresh topics until
+// the target or the cap.
+func trainOnce(ctx context.Context, base *config.Config, f *kafka.Factory, log, quiet *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
+	cfg := *base
+	cfg.TopicPrefix, cfg.Loop = prefix, mode
+	cfg.Actor.Mode = "async"
+	if mode == "sync" {
+		cfg.Actor.Mode = "sync"
+	}
+	cfg.Learner.Curriculum = true
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return trainRun{}, err
+	}
+	cfg.WebenvAddr = "127.0.0.1:" + strconv.Itoa(port)
+	cfg.WebenvURL = "http://" + cfg.WebenvAddr
+	cat := catalogOf(&cfg, prefix)
+	if err := applyTopics(ctx, f, cat, quiet); err != nil {
+		return trainRun{}, err
+	}
+	defer deleteTopics(f, cat)
+
+	d := deps{cfg: &cfg, log: quiet, metrics: admin.NewRegistry(), kafka: f, catalog: cat}
+	var services []app.Service
+	var act *actor.Service
+	for _, name := range []string{"webenv", "actor", "joiner", "learner"} {
+		svc, err := constructors[name](d)
+		if err != nil {
+			return trainRun{}, fmt.Errorf("unable to build %s: %w", name, err)
+		}
+		if a, ok := svc.(*actor.Service); ok {
+			act = a
+		}
+		services = append(services, svc)
+	}
+	runner := app.NewRunner(quiet)
+	start := time.Now()
+	cpu0 := actor.ProcessCPU()
+	if err := runner.Start(ctx, services, cfg.StopTimeout); err != nil {
+		return trainRun{}, err
+	}
+	w := newTargetWatch(start, bt)
+	wctx, cancelWatch := context.WithCancel(ctx)
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- w.follow(wctx, f, cat) }()
+
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	capT := time.NewTimer(bt.cap)
+	defer capT.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			runErr = ctx.Err()
+			break loop
+		case runErr = <-runner.Failed():
+			break loop
+		case runErr = <-watchErr:
+			break loop
+		case <-w.reached:
+			break loop
+		case <-capT.C:
+			break loop
+		case <-tick.C:
+			fmt.Fprintf(stdout, "  %s: %s, %s\n", mode, time.Since(start).Round(time.Second), w.progress())
+		}
+	}
+	wall := time.Since(start)
+	cpu := (actor.ProcessCPU() - cpu0 + act.BrowserCPU()).Seconds() / wall.Seconds() / float64(runtime.NumCPU())
+	cancelWatch()
+	stopErr := shutdown(runner, cfg.StopTimeout, log)
+	if runErr != nil {
+		return trainRun{}, fmt.Errorf("unable to finish the %s run: %w", mode, runErr)
+	}
+	if stopErr != nil {
+		log.Warn("the run's pipeline did not stop cleanly", "mode", mode, "err", stopErr)
+	}
+	r := w.result(mode, wall)
+	r.cpu = cpu
+	return r, nil
+}
+
+// freeLoopbackPort asks the kernel for a free loopback port (the run's
+// webenv must not collide with a running stack's).
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("unable to find a free port for webenv: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// deleteTopics deletes a run's topics (its prefix is the bench's own).
+func deleteTopics(f *kafka.Factory, cat *topics.Catalog) {
+	cl, err := f.NewClient("bench-train-admin")
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
+}
+
+// targetWatch follows a run's committed episodes and tells when the tier's
+// held-out success reaches the target (reporter.Stats, as the run report
+// judges it).
+type targetWatch struct {
+	bt      trainFlags
+	start   time.Time
+	reached chan struct{}
+
+	mu       sync.Mutex
+	stats    *reporter.Stats
+	episodes int
+	steps    int
+	at       time.Duration // when reached
+	atEps    int
+	atSteps  int
+	newest   uint64
+	done     bool
+}
+
+func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
+	return &targetWatch{bt: bt, start: start, reached: make(chan struct{}), stats: reporter.NewStats(start)}
+}
+
+func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
+	cl, err := f.NewClient("bench-train-watch", kgo.ConsumeTopics(cat.Name(topics.Episodes), cat.Name(topics.Weights)),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Topic == cat.Name(topics.Weights) {
+				if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
+					w.mu.Lock()
+					w.newest = max(w.newest, ev.GetVersion())
+					w.mu.Unlock()
+				}
+				return
+			}
+			ep, err := eventspb.DecodeEpisode(r.Value)
+			if err != nil {
+				return
+			}
+			w.add(ep)
+		})
+	}
+	return nil
+}
+
+// add counts an episode and checks the target.
+func (w *targetWatch) add(ep *eventspb.Episode) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stats.AddEpisode(ep)
+	if ep.GetAborted() {
+		return
+	}
+	w.episodes++
+	w.steps += int(ep.GetLength())
+	if w.done {
+		return
+	}
+	if d, ok := w.stats.TimeTo(eventspb.Tier(w.bt.tier), w.bt.target, w.bt.window); ok {
+		w.done, w.at, w.atEps, w.atSteps = true, d, w.episodes, w.steps
+		close(w.reached)
+	}
+}
+
+// progress is the periodic line: held-out and training success so far.
+func (w *targetWatch) progress() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	test := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, now)
+	train := w.stats.Recent(eventspb.Tier(w.bt.tier), false, w.bt.window, now)
+	return fmt.Sprintf("%d episodes, %d steps, version %d, %s held-out %s (train %s)", w.episodes, w.steps, w.newest, w.bt.tier, fmtShare(test), fmtShare(train))
+}
+
+func fmtShare(r reporter.Rate) string {
+	if r.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% of %d", 100*r.Value(), r.N)
+}
+
+func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := trainRun{mode: mode, reached: w.done, wall: wall, allSteps: w.steps, versions: w.newest,
+		stepsPerSecond: float64(w.steps) / wall.Seconds(), episodesPerSecond: float64(w.episodes) / wall.Seconds()}
+	fin := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, time.Now())
+	r.finalRate, r.finalN = fin.Value(), fin.N
+	if w.done {
+		r.toTarget, r.episodes, r.steps = w.at, w.atEps, w.atSteps
+	} else {
+		r.toTarget, r.episodes, r.steps = wall, w.episodes, w.steps
+	}
+	return r
+}
+
+// printTrainRuns prints a table of runs.
+func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "run\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tversions\theld-out at end\t\n", 100*bt.target)
+	for _, r := range runs {
+		tt := r.toTarget.Round(time.Second).String()
+		if !r.reached {
+			tt = "not reached in " + tt
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%d\t%.0f%% of %d\t\n", r.repeat, r.mode, tt, r.episodes, r.steps,
+			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, r.versions, 100*r.finalRate, r.finalN)
+	}
+	_ = tw.Flush()
+}
+
+// printTrainSummary prints per mode the medians, and the ratio of sync's
+// median time to the target over async's (a run that did not reach it
+// counts with its cap: the ratio is then a lower bound, and says so).
+func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
+	med := map[string]float64{}
+	capped := map[string]bool{}
+	for _, m := range bt.modes {
+		var ts []float64
+		for _, r := range runs {
+			if r.mode == m {
+				ts = append(ts, r.toTarget.Seconds())
+				capped[m] = capped[m] || !r.reached
+			}
+		}
+		if len(ts) > 0 {
+			med[m] = median(ts)
+			fmt.Fprintf(stdout, "median time to %.0f%% %s: %s over %d run(s)%s\n", 100*bt.target, m, (time.Duration(med[m]) * time.Second).Round(time.Second),
+				len(ts), map[bool]string{true: " (a run hit the cap: counted at the cap)", false: ""}[capped[m]])
+		}
+	}
+	a, okA := med["async"]
+	s, okS := med["sync"]
+	if !okA || !okS || a <= 0 {
+		return
+	}
+	switch {
+	case capped["async"]:
+		fmt.Fprintf(stdout, "async/sync: not measured (async did not reach the target within the cap)\n")
+	case capped["sync"]:
+		fmt.Fprintf(stdout, "async reached the target at least %.2fx sooner than sync (sync hit the cap)\n", s/a)
+	default:
+		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (median wall time to target, sync over async)\n", s/a)
+	}
+}
