@@ -185,6 +185,14 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	s.goBG(func() { s.publishTelemetry(runCtx) })
 	s.goBG(func() { s.pool.watch(runCtx, 5*time.Second) })
 	switch s.opts.mode {
+	case ModeRaw:
+		for _, x := range s.execs {
+			s.execWG.Add(1)
+			go func() {
+				defer s.execWG.Done()
+				s.runRaw(runCtx, x)
+			}()
+		}
 	case ModeSync, ModeSyncStep:
 		s.execWG.Add(1)
 		go func() {

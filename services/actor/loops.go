@@ -70,6 +70,27 @@ func (s *Service) stopped(x *executor) {
 	}
 }
 
+// runRaw is ModeRaw's executor: its first task once, then clicks and
+// screenshots only, each counted as a step. Failures end the loop (a
+// benchmark's floor is not worth recovering for).
+func (s *Service) runRaw(ctx context.Context, x *executor) {
+	if err := x.begin(ctx); err != nil {
+		s.log.Warn("raw loop: unable to open the first task", "executor", x.name, "err", err)
+		return
+	}
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		if err := x.e.RawStep(ctx); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("raw loop: step failed", "executor", x.name, "err", err)
+			}
+			return
+		}
+		x.ts.since(phAct, t0)
+		s.c.steps.Add(1)
+	}
+}
+
 // runSync is the lock-step baseline over the same executors and code: in
 // each round every executor acts (or starts an episode) and waits for its
 // page, a barrier waits for the slowest, every executor featurizes its

@@ -32,15 +32,20 @@ const (
 	// so only the slowest page of each round is waited for, not the
 	// longest episode.
 	ModeSyncStep Mode = "sync-step"
+	// ModeRaw is no RL at all, the floor a step costs on these browsers:
+	// each executor opens its first task once, then only clicks the middle
+	// of its tab and takes a screenshot, again and again (no settling, no
+	// DOM read, no inference, no events). Only bench rollout uses it.
+	ModeRaw Mode = "raw"
 )
 
-// ParseMode parses "async", "sync" or "sync-step".
+// ParseMode parses "async", "sync", "sync-step" or "raw".
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case ModeAsync, ModeSync, ModeSyncStep:
+	case ModeAsync, ModeSync, ModeSyncStep, ModeRaw:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown actor mode %q: want async, sync or sync-step", s)
+	return "", fmt.Errorf("unknown actor mode %q: want async, sync, sync-step or raw", s)
 }
 
 // Option configures a Service.
@@ -259,8 +264,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid executor count %d: want 1..256", o.executors)
 	case o.browsers < 0 || o.browsers > o.executors:
 		return fmt.Errorf("invalid browser count %d: want 1..executors (%d)", o.browsers, o.executors)
-	case o.mode != ModeAsync && o.mode != ModeSync && o.mode != ModeSyncStep:
-		return fmt.Errorf("invalid actor mode %q: want async, sync or sync-step", o.mode)
+	case o.mode != ModeAsync && o.mode != ModeSync && o.mode != ModeSyncStep && o.mode != ModeRaw:
+		return fmt.Errorf("invalid actor mode %q: want async, sync, sync-step or raw", o.mode)
 	case o.frameMaxSide < 8 || o.frameMaxSide > 4096:
 		return fmt.Errorf("invalid frame size %d: want 8..4096", o.frameMaxSide)
 	case o.frameFormat != "jpeg" && o.frameFormat != "png":

@@ -135,3 +135,16 @@ func (e *Env) info(st pageStatus) Info {
 	}
 	return info
 }
+
+// RawStep is the floor of a step, for benchmarks: a click in the middle of
+// the viewport and a screenshot, nothing else (no settling, no DOM read,
+// no scoring).
+func (e *Env) RawStep(ctx context.Context) error {
+	c, cancel := e.bind(ctx)
+	defer cancel()
+	if err := e.click(c, float64(e.viewport.W)/2, float64(e.viewport.H)/2); err != nil {
+		return fmt.Errorf("unable to click: %w", err)
+	}
+	_, err := e.screenshot(c)
+	return err
+}

@@ -26,7 +26,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] [--suites S[:TIER][,...]] [--repeat K] [--executors N] [--duration D] [--min-ratio R] [--modes M] [flags]
+const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] [--suites S[:TIER][,...]] [--repeat K] [--executors N[,N...]] [--duration D] [--min-ratio R] [--modes M] [flags]
   Starts webenv in-process with latency profile P and the embedded Kafka
   (unless -brokers is given), then runs the actor in async mode and in the
   strict synchronous baseline (lock-step batches of episodes), one after
@@ -39,7 +39,9 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
                    a comma list runs each in turn
   --repeat K       runs of the modes per profile (default 1); with K > 1 or several
                    profiles a summary table gives the medians over the runs
-  --executors N    executors (default 8)
+  --executors N    executors (default 8); a comma list (8,16,24,32) sweeps the counts,
+                   each with every mode, after a run of one executor alone (async):
+                   the summary's efficiency is async steps/s over N times that one's
   --browsers M     Chromium processes (default: one per 4 executors)
   --duration D     measured time per mode (default 60s: the web profile's heavy tail makes short runs noisy)
   --warmup W       warm-up per mode before measuring (default 10s)
@@ -47,7 +49,10 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
                    (default 0: report only; one profile only)
   --modes M        the modes to run, comma-separated (default async,sync); add
                    sync-step for the lock-step baseline whose episodes
-                   restart independently (its ratio is printed too)
+                   restart independently (its ratio is printed too), and raw
+                   for the floor of a step on the same browsers: each executor
+                   only clicks and screenshots its tab (no settling, DOM read,
+                   inference or Kafka); async/raw is the pipeline's share of it
   -suite S         the tasks the executors run: builtin (default), miniwob (the
                    MiniWoB++ tasks the action space can express, train seeds; the
                    pages from make setup, -miniwob-dir) or all
@@ -74,12 +79,16 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return usageError{err}
 	}
-	profile, executors, browsers, repeat := "web", 8, 0, 1
+	profile, browsers, repeat := "web", 0, 1
 	duration, warmup, minRatio := 60*time.Second, 10*time.Second, 0.0
 	if v, ok := vals["profile"]; ok {
 		profile = v
 	}
-	for name, dst := range map[string]*int{"executors": &executors, "browsers": &browsers, "repeat": &repeat} {
+	counts, err := parseCounts(cmp.Or(vals["executors"], "8"))
+	if err != nil {
+		return usageError{err}
+	}
+	for name, dst := range map[string]*int{"browsers": &browsers, "repeat": &repeat} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
 				return usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
@@ -146,6 +155,9 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if minRatio > 0 && len(sets) > 1 {
 		return usageError{fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets))}
 	}
+	if minRatio > 0 && len(counts) > 1 {
+		return usageError{fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts))}
+	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -184,29 +196,51 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	var sums []rolloutSummary
 	for _, prof := range profs {
 		for _, set := range sets {
-			sum := rolloutSummary{profile: prof.Name, suite: set.String()}
-			for k := range repeat {
-				fmt.Fprintf(stdout, "bench rollout: suite %s (%d tasks), profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
-					set, len(set.families), prof.Name, executors, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
-				if repeat > 1 {
-					fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
+			setup := rolloutSetup{cfg: cfg, set: set, serve: servedSuite(sets), prof: prof, f: f, cat: cat, log: log, quiet: quiet,
+				browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags}
+			var single []float64 // one executor alone, async: the efficiency's unit
+			if len(counts) > 1 {
+				for k := range repeat {
+					fmt.Fprintf(stdout, "bench rollout: suite %s, profile %s, one executor alone (async), run %d of %d\n", set, prof.Name, k+1, repeat)
+					one := setup
+					one.executors, one.browsers, one.modes = 1, 1, []actor.Mode{actor.ModeAsync}
+					runs, err := rolloutOnce(ctx, one)
+					if err != nil {
+						return err
+					}
+					single = append(single, runs[0].StepsPerSec())
+					fmt.Fprintf(stdout, "  one executor: %.2f steps/s\n", runs[0].StepsPerSec())
 				}
-				fmt.Fprintln(stdout)
-				runs, err := rolloutOnce(ctx, rolloutSetup{cfg: cfg, set: set, serve: servedSuite(sets), prof: prof, f: f, cat: cat, log: log, quiet: quiet,
-					executors: executors, browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags})
-				if err != nil {
-					return err
-				}
-				if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
-					return err
-				}
-				sum.add(runs)
 			}
-			sums = append(sums, sum)
+			for _, n := range counts {
+				sum := rolloutSummary{profile: prof.Name, suite: set.String(), executors: n}
+				for k := range repeat {
+					fmt.Fprintf(stdout, "bench rollout: suite %s (%d tasks), profile %s, %d executors, %s measured per mode after %s warm-up, %d cores, broker %s",
+						set, len(set.families), prof.Name, n, duration, warmup, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+					if repeat > 1 {
+						fmt.Fprintf(stdout, ", run %d of %d", k+1, repeat)
+					}
+					fmt.Fprintln(stdout)
+					run := setup
+					run.executors = n
+					runs, err := rolloutOnce(ctx, run)
+					if err != nil {
+						return err
+					}
+					if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
+						return err
+					}
+					sum.add(runs)
+					if len(single) > k {
+						sum.addEfficiency(runs, n, single[k])
+					}
+				}
+				sums = append(sums, sum)
+			}
 		}
 	}
 	if len(sums) > 1 || repeat > 1 {
-		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile and suite:\n", repeat)
+		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile, suite and executor count:\n", repeat)
 		if err := printRolloutSummary(stdout, sums, modes); err != nil {
 			return err
 		}
@@ -283,6 +317,9 @@ func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r, ok := rolloutRatio(runs, actor.ModeRaw); ok {
+		fmt.Fprintf(stdout, "ratio async/raw steps/s: %.2f (the pipeline's steps over the raw loop's on the same browsers)\n", r)
+	}
 	for _, base := range []actor.Mode{actor.ModeSync, actor.ModeSyncStep} {
 		r, ok := rolloutRatio(runs, base)
 		if !ok {
@@ -322,8 +359,10 @@ func rolloutRatio(runs []actor.BenchRun, base actor.Mode) (float64, bool) {
 
 // rolloutSummary collects the runs of one profile and task set.
 type rolloutSummary struct {
-	profile string
-	suite   string
+	profile   string
+	suite     string
+	executors int
+	eff       []float64 // async steps/s over executors × one executor's, per run
 	steps   map[actor.Mode][]float64
 	eps     map[actor.Mode][]float64
 	cpu     map[actor.Mode][]float64
@@ -346,6 +385,16 @@ func (s *rolloutSummary) add(runs []actor.BenchRun) {
 		if ratio, ok := rolloutRatio(runs, r.Mode); ok {
 			s.ratios[r.Mode] = append(s.ratios[r.Mode], ratio)
 			s.ceils[r.Mode] = append(s.ceils[r.Mode], r.Ceiling())
+		}
+	}
+}
+
+// addEfficiency records a run's async steps/s over n times one executor's
+// alone (single): 1 when n executors do n times one's work.
+func (s *rolloutSummary) addEfficiency(runs []actor.BenchRun, n int, single float64) {
+	for _, r := range runs {
+		if r.Mode == actor.ModeAsync && single > 0 {
+			s.eff = append(s.eff, r.StepsPerSec()/(float64(n)*single))
 		}
 	}
 }
@@ -374,7 +423,7 @@ func median(xs []float64) float64 {
 // baseline's ceiling (BenchRun.Ceiling).
 func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.Mode) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	head := "profile\tsuite\t"
+	head := "profile\tsuite\texecutors\t"
 	for _, m := range modes {
 		head += string(m) + " steps/s\t" + string(m) + " episodes/s\t" + string(m) + " cpu\t"
 	}
@@ -383,15 +432,26 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 			head += "async/" + string(m) + "\t" + string(m) + " ceiling\t"
 		}
 	}
+	eff := slices.ContainsFunc(sums, func(s rolloutSummary) bool { return len(s.eff) > 0 })
+	if eff {
+		head += "efficiency\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, s := range sums {
-		line := s.profile + "\t" + s.suite + "\t"
+		line := fmt.Sprintf("%s\t%s\t%d\t", s.profile, s.suite, s.executors)
 		for _, m := range modes {
 			line += fmt.Sprintf("%.1f\t%.2f\t%.0f%%\t", median(s.steps[m]), median(s.eps[m]), 100*median(s.cpu[m]))
 		}
 		for _, m := range modes {
 			if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
 				line += fmt.Sprintf("%.2f\t%.2f\t", median(s.ratios[m]), median(s.ceils[m]))
+			}
+		}
+		if eff {
+			if len(s.eff) > 0 {
+				line += fmt.Sprintf("%.2f\t", median(s.eff))
+			} else {
+				line += "-\t"
 			}
 		}
 		fmt.Fprintln(tw, line)
@@ -476,4 +536,22 @@ func servedSuite(sets []taskSet) webenv.Suite {
 		return webenv.SuiteMiniWoB
 	}
 	return webenv.SuiteBuiltin
+}
+
+// parseCounts parses --executors: one count or a comma list (a sweep).
+func parseCounts(v string) ([]int, error) {
+	var out []int
+	for _, f := range config.SplitList(v) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("invalid --executors %q: want positive integers, e.g. 8 or 8,16,24,32", v)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("invalid --executors %q: name at least one count", v)
+	}
+	return out, nil
 }

@@ -62,6 +62,10 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 		{"--suites", "bogus"},
 		{"--suites", ","},
 		{"--suites", "builtin:easy,miniwob", "--min-ratio", "3"},
+		{"--executors", "8,x"},
+		{"--executors", "8,16", "--min-ratio", "3"},
+		{"--executors", ","},
+		{"--modes", "async,rawish"},
 	} {
 		var out, errb strings.Builder
 		err := runBenchRollout(ctx, args, &out, &errb)
@@ -206,5 +210,35 @@ func TestBenchTrainSummary(t *testing.T) {
 	printTrainSummary(&out, []trainRun{run("async", 20, false), run("sync", 20, false)}, bt)
 	if !strings.Contains(out.String(), "not measured") {
 		t.Errorf("a capped async run: %s", out.String())
+	}
+}
+
+// --executors takes a sweep; the efficiency is async steps/s over N times
+// one executor's alone.
+func TestRolloutSweep(t *testing.T) {
+	counts, err := parseCounts("8, 16,8,32")
+	if err != nil || !slices.Equal(counts, []int{8, 16, 32}) {
+		t.Fatalf("counts %v, %v", counts, err)
+	}
+	var s rolloutSummary
+	s.executors = 8
+	s.addEfficiency([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36}, {Mode: actor.ModeSync, Wall: time.Second, Steps: 10}}, 8, 5)
+	if len(s.eff) != 1 || s.eff[0] != 0.9 {
+		t.Fatalf("efficiency %v, want 36/(8×5) = 0.9", s.eff)
+	}
+	s.add([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36, Cores: 2}, {Mode: actor.ModeRaw, Wall: time.Second, Steps: 60, Cores: 2}})
+	var out strings.Builder
+	if err := printRolloutSummary(&out, []rolloutSummary{s}, []actor.Mode{actor.ModeAsync, actor.ModeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "efficiency") || !strings.Contains(out.String(), "0.90") || !strings.Contains(out.String(), "async/raw") || !strings.Contains(out.String(), "0.60") {
+		t.Fatalf("summary lacks the efficiency 0.90 or async/raw 0.60:\n%s", out.String())
+	}
+	out.Reset()
+	if err := printRolloutRuns(&out, []actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36}, {Mode: actor.ModeRaw, Wall: time.Second, Steps: 60}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ratio async/raw steps/s: 0.60") {
+		t.Fatalf("run lacks the raw ratio:\n%s", out.String())
 	}
 }
