@@ -363,11 +363,11 @@ type rolloutSummary struct {
 	suite     string
 	executors int
 	eff       []float64 // async steps/s over executors × one executor's, per run
-	steps   map[actor.Mode][]float64
-	eps     map[actor.Mode][]float64
-	cpu     map[actor.Mode][]float64
-	ratios  map[actor.Mode][]float64 // async over the mode, per run
-	ceils   map[actor.Mode][]float64 // the mode's BenchRun.Ceiling, per run
+	steps     map[actor.Mode][]float64
+	eps       map[actor.Mode][]float64
+	cpu       map[actor.Mode][]float64
+	ratios    map[actor.Mode][]float64 // async over the mode, per run
+	ceils     map[actor.Mode][]float64 // the mode's BenchRun.Ceiling, per run
 }
 
 func (s *rolloutSummary) add(runs []actor.BenchRun) {
