@@ -415,9 +415,13 @@ func (x *executor) reward(t uint32, res *env.StepResult, done, truncated bool) *
 	if res.Info.Error != "" {
 		reason = clip("action failed: "+res.Info.Error, 500)
 	}
+	reward := res.Reward
+	if truncated {
+		reward += env.TruncationShaping(x.s.opts.shaping, res.Info)
+	}
 	return &eventspb.Reward{
 		Envelope:   envl,
-		Reward:     finite(res.Reward),
+		Reward:     finite(reward),
 		RawReward:  finite(res.Info.Raw),
 		Done:       done || truncated,
 		Success:    done && res.Info.Success,

@@ -420,6 +420,12 @@ func TestIntegrationMiniWoBShaping(t *testing.T) {
 		t.Errorf("login-user failed: rewards %v, %v, %v (raw %v), want 0.25, 0 and -0.25: the shaping of a failed episode sums to 0",
 			r1.Reward, r2.Reward, r3.Reward, r3.Info.Raw)
 	}
+	// Cut by the caller's step budget after the first fill: the caller
+	// takes the potential back too.
+	if !r1.Info.Potential || !near(TruncationShaping(webenv.Shaping{Progress: 0.5}, r1.Info), -0.25) {
+		t.Errorf("a truncation after the username: potential %v, shaping %v, want true and -0.25",
+			r1.Info.Potential, TruncationShaping(webenv.Shaping{Progress: 0.5}, r1.Info))
+	}
 
 	obs = reset(t, e, TaskRef{Family: "miniwob/click-option", Seed: 3})
 	r1 = on(t, e, obs, "radio", between(t, obs.Instruction, "Select ", " and click Submit."), click)

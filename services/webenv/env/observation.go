@@ -73,7 +73,14 @@ type Info struct {
 	// without a rubric).
 	Success bool `json:"success"`
 	// Partial is the rubric's partial credit; Facts the facts (webenv pages).
-	Partial float64             `json:"partial"`
+	// On a page without a rubric (MiniWoB++) it is instructionPotential,
+	// and Potential is set.
+	Partial float64 `json:"partial"`
+	// Potential: Partial is a shaping potential, not credit: whatever ends
+	// the episode takes it back (the env does on the page's own end; on a
+	// truncation by the caller's step budget the caller must, see
+	// TruncationShaping).
+	Potential bool                `json:"potential,omitempty"`
 	Facts   []webenv.FactResult `json:"facts,omitempty"`
 	// Shaping is the breakdown of the shaping terms added to the reward.
 	Shaping webenv.ShapingTerms `json:"shaping"`

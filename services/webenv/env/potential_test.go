@@ -1,6 +1,10 @@
 package env
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
 
 func TestInstructionPotential(t *testing.T) {
 	login := `Enter the username "kanesha" and the password "UWH" into the text fields and press login.`
@@ -51,5 +55,19 @@ func TestInstructionPotential(t *testing.T) {
 	}
 	if got := instructionPotential(nil); got != 0 {
 		t.Errorf("potential of no observation = %v, want 0", got)
+	}
+}
+
+// A truncation takes a potential back, never a rubric's partial credit.
+func TestTruncationShaping(t *testing.T) {
+	sh := webenv.Shaping{Progress: 0.5}
+	if got := TruncationShaping(sh, Info{Potential: true, Partial: 0.75}); got != -0.375 {
+		t.Errorf("potential 0.75: %v, want -0.375", got)
+	}
+	if got := TruncationShaping(sh, Info{Partial: 0.75}); got != 0 {
+		t.Errorf("rubric credit 0.75: %v, want 0 (kept)", got)
+	}
+	if got := TruncationShaping(webenv.Shaping{}, Info{Potential: true, Partial: 1}); got != 0 {
+		t.Errorf("shaping off: %v, want 0", got)
 	}
 }

@@ -93,12 +93,15 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 	prevPartial := e.lastPotential
 	if e.lastScore != nil {
 		prevPartial = e.lastScore.Partial
-	} else if !st.Done {
-		// A page that scores itself only at its end: progress is how much
-		// of the instruction's quoted text its fields hold; at the end it
-		// is 1 on success, else 0 (info).
-		info.Partial = instructionPotential(obs)
-		e.lastPotential = info.Partial
+	} else {
+		// A page that scores itself only at its end: progress is how far
+		// its controls agree with the instruction; at the end it is 1 on
+		// success, else 0 (info).
+		info.Potential = true
+		if !st.Done {
+			info.Partial = instructionPotential(obs)
+			e.lastPotential = info.Partial
+		}
 	}
 	info.Shaping = e.cfg.shaping.Terms(webenv.StepFacts{
 		PrevPartial: prevPartial, Partial: info.Partial,
@@ -147,4 +150,18 @@ func (e *Env) RawStep(ctx context.Context) error {
 	}
 	_, err := e.screenshot(c)
 	return err
+}
+
+// TruncationShaping is the reward to add when the caller ends an episode
+// by its own step budget after this step: on a page whose Partial is a
+// potential (Info.Potential), the Progress term takes the potential back,
+// as the page's own end does, so that what shaping paid an episode that
+// did not succeed sums to zero however it ended (else filling fields and
+// never submitting would be the policy's best). 0 on rubric pages, whose
+// partial credit is kept.
+func TruncationShaping(s webenv.Shaping, info Info) float64 {
+	if !info.Potential {
+		return 0
+	}
+	return -s.Progress * info.Partial
 }
