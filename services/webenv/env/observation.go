@@ -81,7 +81,7 @@ type Info struct {
 	// truncation by the caller's step budget the caller must, see
 	// TruncationShaping).
 	Potential bool                `json:"potential,omitempty"`
-	Facts   []webenv.FactResult `json:"facts,omitempty"`
+	Facts     []webenv.FactResult `json:"facts,omitempty"`
 	// Shaping is the breakdown of the shaping terms added to the reward.
 	Shaping webenv.ShapingTerms `json:"shaping"`
 	// Episode is the server's episode id (webenv pages).
