@@ -199,3 +199,21 @@ func TestMiniWoBMount(t *testing.T) {
 		}
 	}
 }
+
+// Every published figure names a task of the benchmark's table, as a
+// share in [0, 1]: a typo would silently drop a row from the comparison.
+func TestMiniWoBPublishedNamesTasks(t *testing.T) {
+	if len(MiniWoBPublished) != 56 {
+		t.Errorf("%d tasks, want the 56 of AutoWebGLM's Table 8", len(MiniWoBPublished))
+	}
+	for task, figs := range MiniWoBPublished {
+		if _, ok := MiniWoBTaskByName(MiniWoBPrefix + task); !ok {
+			t.Errorf("published figures for %q, which is not a MiniWoB++ task", task)
+		}
+		for i, v := range figs {
+			if v < 0 || v > 1 {
+				t.Errorf("%s: %s = %v, want a share in [0, 1]", task, MiniWoBPublishedSources[i].Name, v)
+			}
+		}
+	}
+}

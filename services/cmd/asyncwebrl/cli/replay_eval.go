@@ -213,6 +213,11 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 			fmt.Fprintf(b, " %s decayed | %s timeouts |", label(i), label(i))
 		}
 		cols += 2 * len(res)
+		// Published success rates beside ours (never measured here).
+		for _, src := range webenv.MiniWoBPublishedSources {
+			fmt.Fprintf(b, " %s (published) |", src.Name)
+		}
+		cols += len(webenv.MiniWoBPublishedSources)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", cols) + "\n")
 	for _, fam := range res[0].Families() {
@@ -224,6 +229,14 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 			for _, r := range res {
 				fmt.Fprintf(b, " %.2f | %d |", r.MeanDecayed(fam), r.TimedOut[fam])
 			}
+			figs, ok := webenv.MiniWoBPublished[strings.TrimPrefix(fam, webenv.MiniWoBPrefix)]
+			for i := range webenv.MiniWoBPublishedSources {
+				if ok {
+					fmt.Fprintf(b, " %.0f%% |", 100*figs[i])
+				} else {
+					b.WriteString(" - |")
+				}
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -232,7 +245,14 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 		fmt.Fprintf(b, " **%.0f%%** |", 100*r.Rate())
 	}
 	if miniwob {
-		b.WriteString(strings.Repeat(" |", 2*len(res)))
+		b.WriteString(strings.Repeat(" |", 2*len(res)+len(webenv.MiniWoBPublishedSources)))
 	}
 	b.WriteString("\n\n")
+	if miniwob {
+		b.WriteString("Published columns (success rates read from the papers, not measured here; \"-\": not reported):\n")
+		for _, src := range webenv.MiniWoBPublishedSources {
+			fmt.Fprintf(b, "- %s: %s\n", src.Name, src.Citation)
+		}
+		b.WriteString("\n")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncwebrl/asyncwebrl/services/replay"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -97,5 +98,28 @@ func TestSuiteFlagsRejected(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "invalid -suite") {
 		t.Errorf("bench rollout -suite=bogus: %v, want a usage error", err)
+	}
+}
+
+// A MiniWoB++ table sets the published success rates beside ours, with
+// their citations, and "-" for a task no source reports.
+func TestEvalTablePublishedColumns(t *testing.T) {
+	res := replay.EvalResult{
+		Success:  map[string]int{"miniwob/login-user": 45, "miniwob/click-test-transfer": 3},
+		Episodes: map[string]int{"miniwob/login-user": 50, "miniwob/click-test-transfer": 4},
+		TimedOut: map[string]int{}, Decayed: map[string]float64{"miniwob/login-user": 40},
+	}
+	var b strings.Builder
+	writeEvalTable(&b, webenv.Easy, []replay.EvalResult{res}, func(int) string { return "default v9" })
+	md := b.String()
+	for _, want := range []string{
+		"| AutoWebGLM (published) | HTML-T5-XL (published) | WebN-T5-XL (published) |",
+		"| miniwob/login-user | 45/50 | 0.80 | 0 | 100% | 100% | 82% |",
+		"| miniwob/click-test-transfer | 3/4 | 0.00 | 0 | - | - | - |",
+		"AutoWebGLM Table 8",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
 	}
 }
