@@ -106,6 +106,20 @@ func (s *Stats) AddAction(producer string, version uint64, at time.Time) {
 // version's publication until every actor served it (or a newer one), and
 // how many versions were measured.
 func (s *Stats) Propagation() (p50, p99 time.Duration, n int) {
+	ds := s.PropagationDelays()
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	q := func(p float64) time.Duration {
+		return ds[min(len(ds)-1, int(math.Ceil(p*float64(len(ds))))-1)]
+	}
+	return q(0.5), q(0.99), len(ds)
+}
+
+// PropagationDelays are, sorted, the times from each version's publication
+// until every actor served it (or a newer one), for the versions every
+// actor has served.
+func (s *Stats) PropagationDelays() []time.Duration {
 	actors := map[string]bool{}
 	for _, m := range s.served {
 		for a := range m {
@@ -129,14 +143,8 @@ func (s *Stats) Propagation() (p50, p99 time.Duration, n int) {
 		}
 		ds = append(ds, max(last.Sub(pub), 0))
 	}
-	if len(ds) == 0 {
-		return 0, 0, 0
-	}
 	slices.Sort(ds)
-	q := func(p float64) time.Duration {
-		return ds[min(len(ds)-1, int(math.Ceil(p*float64(len(ds))))-1)]
-	}
-	return q(0.5), q(0.99), len(ds)
+	return ds
 }
 
 // Rate is a success rate over n episodes.

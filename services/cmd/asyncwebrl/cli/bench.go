@@ -56,12 +56,14 @@ func (e errBenchRatio) Error() string {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(stdout, "Usage: asyncwebrl bench train|rollout|joiner|recorder [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
+		fmt.Fprint(stdout, "Usage: asyncwebrl bench report|train|rollout|joiner|recorder [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
 		return nil
 	}
 	switch args[0] {
 	case "train":
 		return runBenchTrain(ctx, args[1:], stdout, stderr)
+	case "report":
+		return runBenchReport(ctx, args[1:], stdout, stderr)
 	case "rollout":
 		return runBenchRollout(ctx, args[1:], stdout, stderr)
 	case "recorder":
@@ -69,42 +71,56 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "joiner":
 		return runBenchJoiner(ctx, args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want train, rollout, joiner or recorder)", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q (want report, train, rollout, joiner or recorder)", args[0])}
 }
 
 func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	_, err := benchJoiner(ctx, args, stdout, stderr)
+	return err
+}
+
+// joinerSummary is what bench joiner measured: medians over its runs.
+type joinerSummary struct {
+	runs                               int
+	consume, join, ratio, ceiling      float64
+	bytesPerTransition, outputPerInput float64
+}
+
+// benchJoiner is bench joiner, returning its medians.
+func benchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) (joinerSummary, error) {
+	var none joinerSummary
 	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, benchUsage)
-		return nil
+		return none, nil
 	}
 	bf, rest, err := benchFlags(args)
 	if err != nil {
-		return usageError{err}
+		return none, usageError{err}
 	}
 	cfg, err := parse(rest, stdout)
 	if err != nil {
-		return err
+		return none, err
 	}
 	opts, err := joinerOptions(os.Getenv)
 	if err != nil {
-		return usageError{err}
+		return none, usageError{err}
 	}
 	log := newLogger(cfg, stderr)
 	f, closeKafka, err := kafka.Connect(cfg, nil)
 	if err != nil {
-		return err
+		return none, err
 	}
 	defer closeKafka()
 	if err := f.Ping(ctx, 5*time.Second); err != nil {
 		if !isDefaultLocalBroker(cfg) {
-			return err
+			return none, err
 		}
 		fmt.Fprintln(stderr, "no broker answers at", strings.Join(cfg.Brokers, ","), "- starting it with infra/kafka.sh start")
 		if serr := startLocalKafka(ctx, stderr); serr != nil {
-			return errors.Join(err, serr)
+			return none, errors.Join(err, serr)
 		}
 		if err := f.Ping(ctx, 30*time.Second); err != nil {
-			return err
+			return none, err
 		}
 	}
 	load := loadtest.DefaultConfig(bf.events)
@@ -122,7 +138,7 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 			Replication: int16(cfg.TopicReplication),
 		})
 		if err != nil {
-			return err
+			return none, err
 		}
 		fmt.Fprintf(stdout, "bench joiner: %d records (%d%% reordered, %d%% duplicated, %d%% malformed, %d-byte frames) on %d partitions of %s",
 			res.Records, int(load.Reorder*100), int(load.Duplicate*100), int(load.Malformed*100), load.FrameBytes, res.Partitions, strings.Join(cfg.Brokers, ","))
@@ -135,7 +151,7 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "ratio joiner/consume-only: %.2f (min %.2f); ceiling for this output (write floor/consume-only): %.2f\n", res.Ratio(), bf.minRatio, res.Ceiling())
 		fmt.Fprintf(stdout, "verified: %s\n", res.Verified)
 		if !res.Verified.OK() {
-			return errors.New("the joiner's output is wrong (see verified above)")
+			return none, errors.New("the joiner's output is wrong (see verified above)")
 		}
 		consume, join, ratios = append(consume, res.ConsumeOnlyRate()), append(join, res.JoinerRate()), append(ratios, res.Ratio())
 		ceilings = append(ceilings, res.Ceiling())
@@ -148,10 +164,12 @@ func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "medians over %d runs: bytes per transition %.0f, output bytes per input byte %.3f\n",
 			bf.repeat, median(perTransition), median(perInput))
 	}
+	sum := joinerSummary{runs: bf.repeat, consume: median(consume), join: median(join), ratio: ratio, ceiling: median(ceilings),
+		bytesPerTransition: median(perTransition), outputPerInput: median(perInput)}
 	if ratio < bf.minRatio {
-		return errBenchRatio{ratio, bf.minRatio}
+		return sum, errBenchRatio{ratio, bf.minRatio}
 	}
-	return nil
+	return sum, nil
 }
 
 // joinerBenchFlags are bench joiner's own flags.

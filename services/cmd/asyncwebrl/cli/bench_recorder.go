@@ -32,51 +32,57 @@ Flags: -brokers, -topic-partitions, the Kafka security flags and the -clickhouse
 `
 
 func runBenchRecorder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	_, err := benchRecorder(ctx, args, stdout, stderr)
+	return err
+}
+
+// benchRecorder is bench recorder, returning its result (nil for -help).
+func benchRecorder(ctx context.Context, args []string, stdout, stderr io.Writer) (*recorderload.BenchResult, error) {
 	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, benchRecorderUsage)
-		return nil
+		return nil, nil
 	}
 	vals, rest, err := subFlags(args, []string{"events", "batch", "min-ratio"}, []string{"keep"})
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	events, batch, minRatio := 200000, 50000, 0.0
 	for name, dst := range map[string]*int{"events": &events, "batch": &batch} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
-				return usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
+				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
 			}
 		}
 	}
 	if v, ok := vals["min-ratio"]; ok {
 		if minRatio, err = strconv.ParseFloat(v, 64); err != nil || minRatio < 0 {
-			return usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
+			return nil, usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
 		}
 	}
 	keep := vals["keep"] == "true"
 	cfg, err := parse(rest, stdout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.Embedded() {
-		return usageError{fmt.Errorf("bench recorder needs a real broker (-brokers=embedded has no ClickHouse next to it)")}
+		return nil, usageError{fmt.Errorf("bench recorder needs a real broker (-brokers=embedded has no ClickHouse next to it)")}
 	}
 	log := newLogger(cfg, stderr)
 	f := kafka.NewFactory(cfg, cfg.Brokers, nil)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
-		return err
+		return nil, err
 	}
 	newClient := func(o ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("bench-recorder", o...) }
 	cl, err := newClient()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cl.Close()
 	var id [4]byte
 	_, _ = rand.Read(id[:])
 	catalog := catalogOf(cfg, "bench-recorder-"+hex.EncodeToString(id[:])+".")
 	if err := recorderload.CreateTopics(ctx, cl, catalog); err != nil {
-		return err
+		return nil, err
 	}
 	if !keep {
 		defer func() {
@@ -91,28 +97,28 @@ func runBenchRecorder(ctx context.Context, args []string, stdout, stderr io.Writ
 		events, catalog.Prefix, cfg.TopicPartitions, strings.Join(cfg.Brokers, ","))
 	t0 := time.Now()
 	if err := recorderload.Produce(ctx, cl, catalog, gen); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(stdout, "produced in %s; inserting into ClickHouse %s (batch %d)\n", time.Since(t0).Round(time.Millisecond), cfg.ClickHouse.Addr, batch)
 	res, err := recorderload.Bench(ctx, recorderload.BenchConfig{
 		Catalog: catalog, ClickHouse: clickhouseConfig(cfg), NewClient: newClient, BatchRecords: batch, Keep: keep, Log: log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	printBenchRecorder(stdout, res, want, minRatio)
 	for table, n := range want {
 		if res.Tables[table] != uint64(n) {
-			return fmt.Errorf("table %s holds %d distinct rows, want %d", table, res.Tables[table], n)
+			return res, fmt.Errorf("table %s holds %d distinct rows, want %d", table, res.Tables[table], n)
 		}
 	}
 	if keep {
 		fmt.Fprintf(stdout, "kept: topics %s*, databases %s and %s\n", catalog.Prefix, res.RecorderDB, res.BareDB)
 	}
 	if res.Ratio < minRatio {
-		return fmt.Errorf("recorder/bare ratio %.2f is below --min-ratio %.2f", res.Ratio, minRatio)
+		return res, fmt.Errorf("recorder/bare ratio %.2f is below --min-ratio %.2f", res.Ratio, minRatio)
 	}
-	return nil
+	return res, nil
 }
 
 func printBenchRecorder(w io.Writer, res *recorderload.BenchResult, want map[string]int, minRatio float64) {

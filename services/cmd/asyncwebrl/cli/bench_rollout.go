@@ -71,13 +71,19 @@ func (e errRolloutRatio) Error() string {
 }
 
 func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	_, err := benchRollout(ctx, args, stdout, stderr)
+	return err
+}
+
+// benchRollout is bench rollout, returning its summaries.
+func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) ([]rolloutSummary, error) {
 	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, benchRolloutUsage)
-		return nil
+		return nil, nil
 	}
 	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat", "suites"}, nil)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	profile, browsers, repeat := "web", 0, 1
 	duration, warmup, minRatio := 60*time.Second, 10*time.Second, 0.0
@@ -86,25 +92,25 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	counts, err := parseCounts(cmp.Or(vals["executors"], "8"))
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	for name, dst := range map[string]*int{"browsers": &browsers, "repeat": &repeat} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
-				return usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
+				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
 			}
 		}
 	}
 	for name, dst := range map[string]*time.Duration{"duration": &duration, "warmup": &warmup} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = time.ParseDuration(v); err != nil || *dst < 0 || (name == "duration" && *dst == 0) {
-				return usageError{fmt.Errorf("invalid --%s %q: want a positive duration like 30s", name, v)}
+				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive duration like 30s", name, v)}
 			}
 		}
 	}
 	if v, ok := vals["min-ratio"]; ok {
 		if minRatio, err = strconv.ParseFloat(v, 64); err != nil || minRatio < 0 {
-			return usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
+			return nil, usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
 		}
 	}
 	modes := []actor.Mode{actor.ModeAsync, actor.ModeSync}
@@ -113,7 +119,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		for _, m := range config.SplitList(v) {
 			mode, err := actor.ParseMode(m)
 			if err != nil {
-				return usageError{fmt.Errorf("invalid --modes %q: %w", v, err)}
+				return nil, usageError{fmt.Errorf("invalid --modes %q: %w", v, err)}
 			}
 			if !slices.Contains(modes, mode) {
 				modes = append(modes, mode)
@@ -121,24 +127,24 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	if len(modes) == 0 {
-		return usageError{fmt.Errorf("invalid --modes %q: name at least one mode", vals["modes"])}
+		return nil, usageError{fmt.Errorf("invalid --modes %q: name at least one mode", vals["modes"])}
 	}
 	if minRatio > 0 && (!slices.Contains(modes, actor.ModeAsync) || !slices.Contains(modes, actor.ModeSync)) {
-		return usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
+		return nil, usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
 	}
 	var profs []webenv.Profile
 	for _, name := range config.SplitList(profile) {
 		prof, err := webenv.ParseProfile(name)
 		if err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 		profs = append(profs, prof)
 	}
 	if len(profs) == 0 {
-		return usageError{fmt.Errorf("invalid --profile %q: name at least one profile", profile)}
+		return nil, usageError{fmt.Errorf("invalid --profile %q: name at least one profile", profile)}
 	}
 	if minRatio > 0 && len(profs) > 1 {
-		return usageError{fmt.Errorf("--min-ratio judges one profile; got %d", len(profs))}
+		return nil, usageError{fmt.Errorf("--min-ratio judges one profile; got %d", len(profs))}
 	}
 	// The embedded broker unless brokers are configured on purpose.
 	if !brokersGiven(rest) {
@@ -146,42 +152,42 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	cfg, err := parse(rest, stdout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sets, err := parseTaskSets(cmp.Or(vals["suites"], cfg.Suite))
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if minRatio > 0 && len(sets) > 1 {
-		return usageError{fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets))}
+		return nil, usageError{fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets))}
 	}
 	if minRatio > 0 && len(counts) > 1 {
-		return usageError{fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts))}
+		return nil, usageError{fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts))}
 	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	f, closeKafka, err := kafka.Connect(cfg, quiet)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeKafka()
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
-		return err
+		return nil, err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	cat := catalogOf(cfg, "bench_rollout_"+hex.EncodeToString(rnd[:])+"_")
 	admin, err := f.NewClient("bench-rollout-admin")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer admin.Close()
 	actx, cancel := context.WithTimeout(ctx, time.Minute)
 	_, err = topics.Apply(actx, admin, cat)
 	cancel()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -191,7 +197,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 
 	bflags, err := env.ParseBrowserFlags(cfg.Actor.BrowserFlags)
 	if err != nil {
-		return usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
+		return nil, usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
 	}
 	var sums []rolloutSummary
 	for _, prof := range profs {
@@ -206,7 +212,7 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 					one.executors, one.browsers, one.modes = 1, 1, []actor.Mode{actor.ModeAsync}
 					runs, err := rolloutOnce(ctx, one)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					single = append(single, runs[0].StepsPerSec())
 					fmt.Fprintf(stdout, "  one executor: %.2f steps/s\n", runs[0].StepsPerSec())
@@ -225,10 +231,10 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 					run.executors = n
 					runs, err := rolloutOnce(ctx, run)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					if err := printRolloutRuns(stdout, runs, minRatio); err != nil {
-						return err
+						return nil, err
 					}
 					sum.add(runs)
 					if len(single) > k {
@@ -242,13 +248,13 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 	if len(sums) > 1 || repeat > 1 {
 		fmt.Fprintf(stdout, "\nmedians over %d run(s) per profile, suite and executor count:\n", repeat)
 		if err := printRolloutSummary(stdout, sums, modes); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if ratio, ok := sums[0].medianRatio(); ok && ratio < minRatio {
-		return errRolloutRatio{ratio, minRatio}
+		return sums, errRolloutRatio{ratio, minRatio}
 	}
-	return nil
+	return sums, nil
 }
 
 // rolloutSetup is what one run of the modes needs.

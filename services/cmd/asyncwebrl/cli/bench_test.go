@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -240,5 +243,50 @@ func TestRolloutSweep(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "ratio async/raw steps/s: 0.60") {
 		t.Fatalf("run lacks the raw ratio:\n%s", out.String())
+	}
+}
+
+// bench report's sections and plots: a bad section is a usage error; the
+// rollout and train plots are written and linked from the document.
+func TestBenchReportPlots(t *testing.T) {
+	if got, err := parseSections(""); err != nil || len(got) != 4 {
+		t.Fatalf("default sections %v, %v", got, err)
+	}
+	if got, err := parseSections("train, joiner"); err != nil || !slices.Equal(got, []string{"train", "joiner"}) {
+		t.Fatalf("sections %v, %v", got, err)
+	}
+	var out, errb strings.Builder
+	var ue usageError
+	if err := runBenchReport(t.Context(), []string{"--sections", "train,sightseeing"}, &out, &errb); !errors.As(err, &ue) {
+		t.Fatalf("an unknown section: %v, want a usage error", err)
+	}
+
+	dir := t.TempDir()
+	var doc strings.Builder
+	var s4, s8 rolloutSummary
+	s4.executors, s8.executors = 4, 8
+	s4.add([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 20, Cores: 2}, {Mode: actor.ModeSync, Wall: time.Second, Steps: 10, Cores: 2}})
+	s8.add([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 35, Cores: 2}, {Mode: actor.ModeSync, Wall: time.Second, Steps: 12, Cores: 2}})
+	if err := rolloutPlots(&doc, dir, []rolloutSummary{s4, s8}); err != nil {
+		t.Fatal(err)
+	}
+	runs := []trainRun{
+		{mode: "async", repeat: 1, reached: true, toTarget: 3 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.2}, {Minutes: 2, Value: 0.6}, {Minutes: 3, Value: 0.85}},
+			propagation: []time.Duration{80 * time.Millisecond, 120 * time.Millisecond, 400 * time.Millisecond}},
+		{mode: "sync", repeat: 1, toTarget: 10 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.1}, {Minutes: 5, Value: 0.4}}},
+	}
+	if err := trainPlots(&doc, dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"rollout_steps.png", "rollout_cpu.png", "train_curves.png", "propagation.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+		if !strings.Contains(doc.String(), "]("+f+")") {
+			t.Errorf("the document does not show %s:\n%s", f, doc.String())
+		}
+	}
+	if !strings.Contains(doc.String(), "async/sync") || !strings.Contains(doc.String(), "not reached in 10m0s") {
+		t.Errorf("the document lacks the tables:\n%s", doc.String())
 	}
 }

@@ -73,40 +73,50 @@ type trainRun struct {
 	finalRate         float64
 	finalN            int
 	repeat            int
-	targetLabel       string
 	stepsPerSecond    float64
 	episodesPerSecond float64
+	// curve is the tier's held-out success over the run (bench report's
+	// learning curves); propagation the versions' publication-to-served
+	// delays.
+	curve       []reporter.Point
+	propagation []time.Duration
 }
 
 func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	_, err := benchTrain(ctx, args, stdout, stderr)
+	return err
+}
+
+// benchTrain is bench train, returning its runs.
+func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([]trainRun, error) {
 	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, benchTrainUsage)
-		return nil
+		return nil, nil
 	}
 	vals, rest, err := subFlags(args, []string{"modes", "repeat", "target", "window", "tier", "cap"}, nil)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	bt, err := parseTrainFlags(vals)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if !maxTierGiven(rest) {
 		rest = append([]string{"-max-tier=" + bt.tier.String()}, rest...)
 	}
 	cfg, err := parse(rest, stdout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f, closeKafka, err := kafka.Connect(cfg, quiet)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeKafka()
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
-		return err
+		return nil, err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -119,7 +129,7 @@ func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "run %d of %d, %s: training from random init...\n", k+1, bt.repeat, mode)
 			r, err := trainOnce(ctx, cfg, f, log, quiet, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			r.repeat = k + 1
 			runs = append(runs, r)
@@ -129,7 +139,7 @@ func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintln(stdout)
 	printTrainRuns(stdout, runs, bt)
 	printTrainSummary(stdout, runs, bt)
-	return nil
+	return runs, nil
 }
 
 // trainFlags are bench train's own flags.
@@ -329,7 +339,7 @@ func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
 }
 
 func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
-	cl, err := f.NewClient("bench-train-watch", kgo.ConsumeTopics(cat.Name(topics.Episodes), cat.Name(topics.Weights)),
+	cl, err := f.NewClient("bench-train-watch", kgo.ConsumeTopics(cat.Name(topics.Episodes), cat.Name(topics.Weights), cat.Name(topics.Actions)),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(500*time.Millisecond))
 	if err != nil {
@@ -339,10 +349,19 @@ func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.
 	for ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Topic == cat.Name(topics.Weights) {
+			switch r.Topic {
+			case cat.Name(topics.Weights):
 				if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
 					w.mu.Lock()
 					w.newest = max(w.newest, ev.GetVersion())
+					w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
+					w.mu.Unlock()
+				}
+				return
+			case cat.Name(topics.Actions):
+				if a, err := eventspb.DecodeAction(r.Value); err == nil {
+					w.mu.Lock()
+					w.stats.AddAction(a.GetEnvelope().GetProducer(), a.GetPolicyVersion(), time.Unix(0, a.GetEnvelope().GetProducedAtUnixNano()))
 					w.mu.Unlock()
 				}
 				return
@@ -398,7 +417,10 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 	defer w.mu.Unlock()
 	r := trainRun{mode: mode, reached: w.done, wall: wall, allSteps: w.steps, versions: w.newest,
 		stepsPerSecond: float64(w.steps) / wall.Seconds(), episodesPerSecond: float64(w.episodes) / wall.Seconds()}
-	fin := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, time.Now())
+	end := time.Now()
+	fin := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, end)
+	r.curve = w.stats.Curve(eventspb.Tier(w.bt.tier), true, w.bt.window, 15*time.Second, end)
+	r.propagation = w.stats.PropagationDelays()
 	r.finalRate, r.finalN = fin.Value(), fin.N
 	if w.done {
 		r.toTarget, r.episodes, r.steps = w.at, w.atEps, w.atSteps
