@@ -164,6 +164,26 @@ func TestIntegrationSavedQueriesKnownDataset(t *testing.T) {
 		})
 	}
 
+	// The Grafana dashboard's panels run the same queries through the
+	// ClickHouse data source's macros: as many rows as the saved query.
+	panels, err := analytics.GrafanaPanels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gp := range panels {
+		t.Run("grafana "+gp.Query, func(t *testing.T) {
+			at := func(ts time.Time) string { return "toDateTime('" + ts.UTC().Format("2006-01-02 15:04:05") + "', 'UTC')" }
+			sql := strings.NewReplacer("$__fromTime", at(p.Since), "$__toTime", at(p.Until), "$__interval_s", "60").Replace(gp.SQL)
+			res, err := analytics.Run(ctx, conn, analytics.Query{Name: "grafana " + gp.Query, SQL: sql}, p)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, sql)
+			}
+			if want := strings.Count(expected[gp.Query], "\n") - 1; len(res.Rows) != want || want < 1 {
+				t.Errorf("panel %q returned %d rows, its saved query %d", gp.Title, len(res.Rows), want)
+			}
+		})
+	}
+
 	// Outside the window nothing is returned.
 	empty := analytics.Params{Since: analyticstest.T0.Add(time.Hour), Until: analyticstest.T0.Add(2 * time.Hour)}
 	for _, q := range qs {

@@ -68,6 +68,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runAudit(ctx, args[1:], stdout, stderr)
 		case "replay":
 			return runReplay(ctx, args[1:], stdout, stderr)
+		case "health":
+			return runHealth(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
@@ -107,6 +109,8 @@ Usage:
   asyncwebrl bench rollout [--profile P]  actor steps/s, async vs the lock-step sync baseline
   asyncwebrl query [NAME] [--since 1h]    list or run a saved ClickHouse query (table, csv, json)
   asyncwebrl audit                        every recorded topic against ClickHouse: committed, recorded, aborted
+  asyncwebrl bench train|report           time to skill async vs sync RL; every bench in one document with plots
+  asyncwebrl health [--url U]             exit 0 when a running asyncwebrl's /healthz answers 200 (container healthchecks)
   asyncwebrl version
 
 Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.
