@@ -32,7 +32,9 @@ func GrafanaSQL(q Query, columns [3]string) string {
 
 var lineComment = regexp.MustCompile(`(?m)^\s*--.*\n?`)
 
-func stripComments(sql string) string { return strings.TrimSpace(lineComment.ReplaceAllString(sql, "")) }
+func stripComments(sql string) string {
+	return strings.TrimSpace(lineComment.ReplaceAllString(sql, ""))
+}
 
 // GrafanaPanel is one panel of the dashboard: its title, the saved query
 // it shows and the SQL the data source runs.
@@ -70,8 +72,8 @@ func GrafanaDashboard() ([]byte, error) {
 		}
 		panels = append(panels, map[string]any{
 			"id": i + 1, "type": "timeseries", "title": p.title, "description": q.Summary,
-			"gridPos":    map[string]int{"x": 12 * (i % 2), "y": 8 * (i / 2), "w": 12, "h": 8},
-			"datasource": map[string]string{"type": "grafana-clickhouse-datasource", "uid": "clickhouse"},
+			"gridPos":     map[string]int{"x": 12 * (i % 2), "y": 8 * (i / 2), "w": 12, "h": 8},
+			"datasource":  map[string]string{"type": "grafana-clickhouse-datasource", "uid": "clickhouse"},
 			"fieldConfig": map[string]any{"defaults": map[string]any{"unit": p.unit}, "overrides": []any{}},
 			"targets": []map[string]any{{
 				"refId": "A", "datasource": map[string]string{"type": "grafana-clickhouse-datasource", "uid": "clickhouse"},

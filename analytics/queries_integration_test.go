@@ -172,7 +172,9 @@ func TestIntegrationSavedQueriesKnownDataset(t *testing.T) {
 	}
 	for _, gp := range panels {
 		t.Run("grafana "+gp.Query, func(t *testing.T) {
-			at := func(ts time.Time) string { return "toDateTime('" + ts.UTC().Format("2006-01-02 15:04:05") + "', 'UTC')" }
+			at := func(ts time.Time) string {
+				return "toDateTime('" + ts.UTC().Format("2006-01-02 15:04:05") + "', 'UTC')"
+			}
 			sql := strings.NewReplacer("$__fromTime", at(p.Since), "$__toTime", at(p.Until), "$__interval_s", "60").Replace(gp.SQL)
 			res, err := analytics.Run(ctx, conn, analytics.Query{Name: "grafana " + gp.Query, SQL: sql}, p)
 			if err != nil {
