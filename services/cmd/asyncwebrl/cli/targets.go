@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
@@ -75,6 +76,14 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 
 	reg := admin.NewRegistry()
+	// Client metrics of every client the services build from here on, and
+	// the lag of this process's consumer groups, on /metrics.
+	factory.Instrument(reg)
+	if groups := consumerGroups(cfg.Targets, catalog); len(groups) > 0 {
+		lc := kafka.NewLagCollector(func(o ...kgo.Opt) (*kgo.Client, error) { return factory.NewClient("lag-metrics", o...) }, log, groups...)
+		defer lc.Close()
+		reg.MustRegister(lc)
+	}
 	d := deps{cfg: cfg, log: log, metrics: reg, kafka: factory, catalog: catalog}
 	runner := app.NewRunner(log)
 	services := []app.Service{admin.New(cfg.AdminAddr, reg, healthWithBrokers(runner.Healthy), log.With("service", "admin"))}
@@ -170,4 +179,17 @@ func applyTopics(ctx context.Context, f *kafka.Factory, c *topics.Catalog, log *
 		log.Info("topic changed", "topic", ch.Topic, "action", ch.Action, "detail", ch.Detail)
 	}
 	return nil
+}
+
+// consumerGroups are the consumer groups the targets join (each service
+// names its group after the catalog's prefix).
+func consumerGroups(targets []string, cat *topics.Catalog) []string {
+	var out []string
+	for _, t := range targets {
+		switch t {
+		case "actor", "joiner", "learner", "recorder":
+			out = append(out, cat.Prefix+t)
+		}
+	}
+	return out
 }
