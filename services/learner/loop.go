@@ -61,17 +61,11 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		if st, err = t.step(batch); err != nil {
 			return err
 		}
-		s.m.updateSeconds.Observe(time.Since(t0).Seconds())
+		took := time.Since(t0)
 		if !batch[0].demo {
 			s.replay.reprioritize(batch, st.absAdv)
 		}
-		n := s.updates.Add(1)
-		s.m.updates.Inc()
-		s.m.loss.Set(st.Loss)
-		s.m.entropy.Set(st.Entropy)
-		s.statsMu.Lock()
-		s.last = st
-		s.statsMu.Unlock()
+		n := s.updated(st, took)
 		if n-lastPublish >= int64(s.o.publishK) {
 			if err := s.publish(ctx, t, st); err != nil {
 				if ctx.Err() != nil {
@@ -105,15 +99,8 @@ func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rn
 		if st, err = t.step(mb); err != nil {
 			return st, err
 		}
-		s.m.updateSeconds.Observe(time.Since(t0).Seconds())
-		s.updates.Add(1)
-		s.m.updates.Inc()
+		s.updated(st, time.Since(t0))
 	}
-	s.m.loss.Set(st.Loss)
-	s.m.entropy.Set(st.Entropy)
-	s.statsMu.Lock()
-	s.last = st
-	s.statsMu.Unlock()
 	for ctx.Err() == nil {
 		if err := s.publish(ctx, t, st); err != nil {
 			s.log.Error("unable to publish weights; the on-policy actors wait for them, retrying", "err", err)
@@ -124,4 +111,19 @@ func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rn
 		break
 	}
 	return st, nil
+}
+
+// updated records one gradient update that took took: the counters, the
+// loss and entropy gauges and the stats the next version is published
+// with. It returns the update count.
+func (s *Service) updated(st stepStats, took time.Duration) int64 {
+	s.m.updateSeconds.Observe(took.Seconds())
+	n := s.updates.Add(1)
+	s.m.updates.Inc()
+	s.m.loss.Set(st.Loss)
+	s.m.entropy.Set(st.Entropy)
+	s.statsMu.Lock()
+	s.last = st
+	s.statsMu.Unlock()
+	return n
 }

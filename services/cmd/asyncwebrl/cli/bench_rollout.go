@@ -166,18 +166,12 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	f, closeKafka, err := kafka.Connect(cfg, quiet)
+	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer closeKafka()
-	if err := f.Ping(ctx, 10*time.Second); err != nil {
-		return nil, err
-	}
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	cat := catalogOf(cfg, "bench_rollout_"+hex.EncodeToString(rnd[:])+"_")
+	cat := catalogOf(cfg, "bench_rollout_"+randomID()+"_")
 	admin, err := f.NewClient("bench-rollout-admin")
 	if err != nil {
 		return nil, err
@@ -560,4 +554,25 @@ func parseCounts(v string) ([]int, error) {
 		return nil, fmt.Errorf("invalid --executors %q: name at least one count", v)
 	}
 	return out, nil
+}
+
+// benchKafka connects a benchmark to the configured brokers (or starts the
+// embedded one) and checks one answers.
+func benchKafka(ctx context.Context, cfg *config.Config, log *slog.Logger) (*kafka.Factory, func(), error) {
+	f, closeKafka, err := kafka.Connect(cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.Ping(ctx, 10*time.Second); err != nil {
+		closeKafka()
+		return nil, nil, err
+	}
+	return f, closeKafka, nil
+}
+
+// randomID is 8 hex digits: a benchmark's topics and groups are its own.
+func randomID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

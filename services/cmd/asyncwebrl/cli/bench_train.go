@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,17 +108,12 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([
 	}
 	log := newLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f, closeKafka, err := kafka.Connect(cfg, quiet)
+	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer closeKafka()
-	if err := f.Ping(ctx, 10*time.Second); err != nil {
-		return nil, err
-	}
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	id := hex.EncodeToString(rnd[:])
+	id := randomID()
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, cap %s, %d executors, %d cores, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.cap, cfg.Actor.Executors, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
 	var runs []trainRun
