@@ -461,13 +461,18 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 
 // brokersGiven reports whether -brokers is on the command line or in the
 // environment.
-func brokersGiven(args []string) bool {
-	if os.Getenv("ASYNCWEBRL_BROKERS") != "" {
+func brokersGiven(args []string) bool { return flagGiven(args, "brokers") }
+
+// flagGiven reports whether the binary's flag name is on the command line
+// or its ASYNCWEBRL_* variable is set: a benchmark's default for it must
+// not override the user's.
+func flagGiven(args []string, name string) bool {
+	if os.Getenv("ASYNCWEBRL_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) != "" {
 		return true
 	}
 	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "brokers" {
+		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && n == name {
 			return true
 		}
 	}

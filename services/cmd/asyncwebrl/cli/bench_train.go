@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -99,7 +98,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if !maxTierGiven(rest) {
+	if !flagGiven(rest, "max-tier") {
 		rest = append([]string{"-max-tier=" + bt.tier.String()}, rest...)
 	}
 	cfg, err := parse(rest, stdout)
@@ -186,20 +185,6 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 	return bt, nil
 }
 
-// maxTierGiven reports whether -max-tier is on the command line or in the
-// environment.
-func maxTierGiven(args []string) bool {
-	if os.Getenv("ASYNCWEBRL_MAX_TIER") != "" {
-		return true
-	}
-	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "max-tier" {
-			return true
-		}
-	}
-	return false
-}
 
 // trainOnce runs the pipeline in one mode on the prefix's fresh topics until
 // the target or the cap.
