@@ -48,6 +48,14 @@ g1,p.actions,1,3,5,2,2026-01-15 10:01:00
 2026-01-15 10:01:00,g1,8
 2026-01-15 10:03:00,g1,0
 `,
+	// Three versions of "pi", two minutes apart from T0 (the dataset's
+	// formulas: loss 0.6 − 0.1v, KL 0.01v, clip 0.35 − 0.1v, entropy
+	// 3.5 − 0.5v, 10v updates).
+	"learner_stats": `policy_name,version,published_at,updates,loss,approx_kl,clip_frac,entropy
+pi,1,2026-01-15 10:00:00,10,0.5,0.01,0.25,3
+pi,2,2026-01-15 10:02:00,20,0.4,0.02,0.15,2.5
+pi,3,2026-01-15 10:04:00,30,0.3,0.03,0.05,2
+`,
 	"learning_curve": `bucket,tier,episodes,success_pct
 2026-01-15 10:01:00,easy,2,100
 2026-01-15 10:06:00,easy,2,50
