@@ -66,6 +66,14 @@ pi,3,2026-01-15 10:04:00,30,0.3,0.03,0.05,2
 1,3,25,91.67
 2,1,8.33,100
 `,
+	// By minute: 4 actions of v1 at 10:00:30 (v1 newest: 0); at 10:03 three
+	// of v1 (v2 newest: 1) and two of v2 (0); at 10:05 one of v1 (v3
+	// newest: 2) and two of v3 (0).
+	"staleness_over_time": `bucket,actions,mean_staleness,max_staleness
+2026-01-15 10:00:00,4,0,0
+2026-01-15 10:03:00,5,0.6,1
+2026-01-15 10:05:00,3,0.67,2
+`,
 	"success_rate": `family,site,split,tier,policy_version,episodes,successes,aborted,success_pct
 click,s1,train,easy,1,4,3,0,75
 shop,s2,test,hard,2,2,1,1,100
