@@ -22,6 +22,12 @@ var expected = map[string]string{
 recorder,p.obs,recorder,decode_error,2,unable to decode Observation: proto: cannot parse invalid wire-format data
 dlq,p.actions,joiner,stale,1,policy version 1 is 3 behind 4
 `,
+	// click: successes of 2, 3 and 3 steps, one truncated failure of 5;
+	// shop: one success of 10 steps, the aborted episode left out.
+	"episode_outcomes": `tier,family,successes,failures,truncated_failures,mean_length_successes,mean_length_failures
+easy,click,3,1,1,2.67,5
+hard,shop,1,0,0,10,0
+`,
 	"episode_lengths": `tier,family,episodes,mean_length,p50,p90,max_length,truncated_episodes,aborted_episodes,success_pct
 easy,click,4,3.25,3,5,5,1,0,75
 hard,shop,2,5.5,1,10,10,0,1,100
