@@ -205,6 +205,11 @@ func TestBenchTrainSummary(t *testing.T) {
 		t.Errorf("medians 3m and 10m: %s", out.String())
 	}
 	out.Reset()
+	printTrainSummary(&out, []trainRun{{mode: "async", toTarget: 134900 * time.Millisecond, reached: true}}, trainFlags{modes: []string{"async"}, target: 0.8})
+	if !strings.Contains(out.String(), "median time to 80% async: 2m15s") {
+		t.Errorf("a median of 134.9 s is printed %q, want 2m15s (rounded, not truncated)", out.String())
+	}
+	out.Reset()
 	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 20, false)}, bt)
 	if !strings.Contains(out.String(), "at least 5.00x sooner") || !strings.Contains(out.String(), "hit the cap") {
 		t.Errorf("a capped sync run: %s", out.String())

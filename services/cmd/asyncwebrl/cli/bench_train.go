@@ -185,7 +185,6 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 	return bt, nil
 }
 
-
 // trainOnce runs the pipeline in one mode on the prefix's fresh topics until
 // the target or the cap.
 func trainOnce(ctx context.Context, base *config.Config, f *kafka.Factory, log, quiet *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
@@ -439,7 +438,7 @@ func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
 		}
 		if len(ts) > 0 {
 			med[m] = median(ts)
-			fmt.Fprintf(stdout, "median time to %.0f%% %s: %s over %d run(s)%s\n", 100*bt.target, m, (time.Duration(med[m]) * time.Second).Round(time.Second),
+			fmt.Fprintf(stdout, "median time to %.0f%% %s: %s over %d run(s)%s\n", 100*bt.target, m, time.Duration(med[m]*float64(time.Second)).Round(time.Second),
 				len(ts), map[bool]string{true: " (a run hit the cap: counted at the cap)", false: ""}[capped[m]])
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 )
@@ -33,6 +35,11 @@ func (u usageError) Unwrap() error { return u.err }
 // exit code. Panics below are turned into one error line by the recover in
 // run, so no stack trace reaches a user.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Ctrl-C or SIGTERM ends a command's context, so benchmarks and
+	// evaluations stop their pipelines and browsers instead of leaving
+	// them to the kernel (the targets' own shutdown is in runTargets).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	err := dispatch(ctx, args, stdout, stderr)
 	switch {
 	case err == nil:
