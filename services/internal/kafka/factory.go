@@ -49,24 +49,26 @@ func (f *Factory) Instrument(reg prometheus.Registerer) {
 }
 
 // metricsHooks are a new client's kprom metrics and the hook that frees its
-// label when it closes; nil when the factory is not instrumented.
-func (f *Factory) metricsHooks(id string) []kgo.Hook {
+// label when it closes, and that release itself for a client that was never
+// built; nil when the factory is not instrumented.
+func (f *Factory) metricsHooks(id string) ([]kgo.Hook, func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.reg == nil {
-		return nil
+		return nil, func() {}
 	}
 	label := id
 	for n := 2; f.labels[label]; n++ {
 		label = id + "#" + strconv.Itoa(n)
 	}
 	f.labels[label] = true
-	m := kprom.NewMetrics("asyncwebrl", kprom.Subsystem("kafka"), kprom.Registerer(f.reg), kprom.WithStaticLabel(prometheus.Labels{"client": label}))
-	return []kgo.Hook{m, releaseLabel(func() {
+	release := func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		delete(f.labels, label)
-	})}
+	}
+	m := kprom.NewMetrics("asyncwebrl", kprom.Subsystem("kafka"), kprom.Registerer(f.reg), kprom.WithStaticLabel(prometheus.Labels{"client": label}))
+	return []kgo.Hook{m, releaseLabel(release)}, release
 }
 
 // releaseLabel runs when its client closes (after kprom unregistered the
@@ -85,11 +87,13 @@ func (f *Factory) NewClient(name string, extra ...kgo.Opt) (*kgo.Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	if h := f.metricsHooks(f.cfg.InstanceID + "/" + name); h != nil {
-		opts = append(opts, kgo.WithHooks(h...))
+	hooks, release := f.metricsHooks(f.cfg.InstanceID + "/" + name)
+	if hooks != nil {
+		opts = append(opts, kgo.WithHooks(hooks...))
 	}
 	cl, err := kgo.NewClient(append(opts, extra...)...)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("unable to create Kafka client %s: %w", name, err)
 	}
 	return cl, nil

@@ -16,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -172,22 +170,10 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer closeKafka()
 	cat := catalogOf(cfg, "bench_rollout_"+randomID()+"_")
-	admin, err := f.NewClient("bench-rollout-admin")
-	if err != nil {
+	if err := applyTopics(ctx, f, cat, quiet); err != nil {
 		return nil, err
 	}
-	defer admin.Close()
-	actx, cancel := context.WithTimeout(ctx, time.Minute)
-	_, err = topics.Apply(actx, admin, cat)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = kadm.NewClient(admin).DeleteTopics(dctx, cat.Names()...)
-	}()
+	defer deleteTopics(f, cat)
 
 	bflags, err := env.ParseBrowserFlags(cfg.Actor.BrowserFlags)
 	if err != nil {

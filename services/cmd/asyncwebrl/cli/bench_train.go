@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -280,18 +279,6 @@ func freeLoopbackPort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// deleteTopics deletes a run's topics (its prefix is the bench's own).
-func deleteTopics(f *kafka.Factory, cat *topics.Catalog) {
-	cl, err := f.NewClient("bench-train-admin")
-	if err != nil {
-		return
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
-}
-
 // targetWatch follows a run's committed episodes and tells when the tier's
 // held-out success reaches the target (reporter.Stats, as the run report
 // judges it).
@@ -363,7 +350,8 @@ func (w *targetWatch) add(ep *eventspb.Episode) {
 	}
 	w.episodes++
 	w.steps += int(ep.GetLength())
-	if w.done {
+	// Only a held-out episode of the judged tier can move the target.
+	if w.done || ep.GetSplit() != eventspb.Split_SPLIT_TEST || ep.GetTier() != eventspb.Tier(w.bt.tier) {
 		return
 	}
 	if d, ok := w.stats.TimeTo(eventspb.Tier(w.bt.tier), w.bt.target, w.bt.window); ok {

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -21,6 +23,19 @@ func (e errDrift) Error() string { return fmt.Sprintf("%d topic drift(s) from th
 // replication.
 func catalogOf(cfg *config.Config, prefix string) *topics.Catalog {
 	return topics.New(topics.WithPrefix(prefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
+}
+
+// deleteTopics deletes a benchmark's topics (its prefix is the bench's
+// own); errors are ignored, as at the end of a run nothing can be done.
+func deleteTopics(f *kafka.Factory, cat *topics.Catalog) {
+	cl, err := f.NewClient("bench-topics")
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
 }
 
 func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
