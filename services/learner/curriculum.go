@@ -69,11 +69,24 @@ type CurriculumConfig struct {
 	// drawing one: weight 1 + Focus × (1 − success over its last
 	// familyWindow episodes), so an unsolved family is drawn at most
 	// 1 + Focus times as often as a solved one (default 0, uniform, for the
-	// built-in suite; 1 for a suite with MiniWoB++, whose 72 easy tasks
-	// range from solved at random init to not yet learnt). The bound
+	// built-in suite; 3 for a suite with MiniWoB++, whose 72 easy tasks
+	// range from solved at random init to not yet learnt; a stuck family,
+	// Patience, is drawn less). The bound
 	// matters: drawing in proportion to 1.1 − success gave a family the heads
 	// cannot express most of the practice (change log). Negative: uniform.
 	Focus float64
+	// Patience is the number of consecutive failed training episodes after
+	// which a family counts as stuck and is drawn with weight StuckWeight
+	// until it succeeds again (default 0, never stuck, for the built-in
+	// suite; 40 for a suite with MiniWoB++). Focus alone gave the tasks the
+	// action space can express but the policy cannot yet learn (click-pie,
+	// simple-arithmetic, copy-paste: 0 successes in 350 episodes each) the
+	// most practice, a third of an hour's episodes, and their full step
+	// budget each time (change log).
+	Patience int
+	// StuckWeight is a stuck family's draw weight, against 1 for a solved
+	// one (default 0.25).
+	StuckWeight float64
 	// Seed seeds the scheduler's choices (default 1).
 	Seed uint64
 }
@@ -90,10 +103,14 @@ func (c *CurriculumConfig) defaults() {
 	c.Suite = cmp.Or(c.Suite, webenv.SuiteBuiltin)
 	switch {
 	case c.Focus == 0 && c.Suite.HasMiniWoB():
-		c.Focus = 1
+		c.Focus = 3
 	case c.Focus < 0:
 		c.Focus = 0
 	}
+	if c.Patience == 0 && c.Suite.HasMiniWoB() {
+		c.Patience = 40
+	}
+	c.StuckWeight = cmp.Or(c.StuckWeight, 0.25)
 }
 
 // curriculum publishes tasks from easy to hard by recent success: it keeps
@@ -110,6 +127,7 @@ type curriculum struct {
 	mu          sync.Mutex
 	recent      map[webenv.Tier][]bool
 	byFamily    map[string][]bool // recent training success per family (Focus)
+	failStreak  map[string]int    // consecutive failed training episodes per family (Patience)
 	unlocked    webenv.Tier
 	seed        int64
 	demosIssued int
@@ -132,12 +150,15 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 	if c.Revisit < 0 || c.Revisit >= 1 {
 		return nil, fmt.Errorf("invalid curriculum revisit share %v: want [0, 1)", c.Revisit)
 	}
+	if c.StuckWeight < 0 || c.Patience < 0 {
+		return nil, errors.New("invalid curriculum: patience and stuck weight must not be negative")
+	}
 	if c.InFlight < 1 || c.Window < 1 || c.GroupSize < 1 || c.Demos < 0 {
 		return nil, errors.New("invalid curriculum: in-flight, window and group size must be positive, demos not negative")
 	}
 	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
 		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
-		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, unlocked: webenv.Easy, seed: 1000}
+		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, failStreak: map[string]int{}, unlocked: webenv.Easy, seed: 1000}
 	for _, f := range webenv.Schedulable(c.Suite) {
 		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
 			continue
@@ -233,6 +254,11 @@ func (cu *curriculum) finished(ep *eventspb.Episode) {
 	}
 	tier := webenv.Tier(ep.GetTier())
 	cu.byFamily[ep.GetFamily()] = window(cu.byFamily[ep.GetFamily()], ep.GetSuccess(), familyWindow)
+	if ep.GetSuccess() {
+		cu.failStreak[ep.GetFamily()] = 0
+	} else {
+		cu.failStreak[ep.GetFamily()]++
+	}
 	w := append(cu.recent[tier], ep.GetSuccess())
 	if len(w) > cu.c.Window {
 		w = w[len(w)-cu.c.Window:]

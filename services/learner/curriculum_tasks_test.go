@@ -130,6 +130,52 @@ func TestCurriculumFocus(t *testing.T) {
 	}
 }
 
+// TestCurriculumPatience checks that a family failing Patience training
+// episodes in a row is drawn with StuckWeight, below a solved one, and
+// regains its focus weight with its next success.
+func TestCurriculumPatience(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	solved, stuck := "miniwob/click-test", "miniwob/click-pie"
+	cu, err := newCurriculum(CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{solved, stuck}, EvalFraction: 0.01, Seed: 5}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cu.c.Patience != 40 || cu.c.Focus != 3 || cu.c.StuckWeight != 0.25 {
+		t.Fatalf("MiniWoB++ defaults: patience %d, focus %v, stuck weight %v; want 40, 3, 0.25", cu.c.Patience, cu.c.Focus, cu.c.StuckWeight)
+	}
+	ep := func(fam string, ok bool) {
+		cu.finished(&eventspb.Episode{Family: fam, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: ok})
+	}
+	ratio := func() float64 {
+		n := map[string]float64{}
+		for range 20000 {
+			for _, task := range cu.pick() {
+				if task.GetSplit() == eventspb.Split_SPLIT_TRAIN {
+					n[task.GetFamily()]++
+				}
+			}
+		}
+		return n[stuck] / n[solved]
+	}
+	for range familyWindow {
+		ep(solved, true)
+	}
+	for range 39 {
+		ep(stuck, false)
+	}
+	if r := ratio(); r < 3.2 || r > 5 {
+		t.Errorf("39 failures (not yet stuck): drawn %.2f times as often as the solved family; want about 4", r)
+	}
+	ep(stuck, false)
+	if r := ratio(); r < 0.18 || r > 0.33 {
+		t.Errorf("40 failures (stuck): drawn %.2f times as often as the solved family; want about 0.25", r)
+	}
+	ep(stuck, true)
+	if r := ratio(); r < 3 || r > 5 {
+		t.Errorf("after a success: drawn %.2f times as often as the solved family; want about 1+3×0.95", r)
+	}
+}
+
 func TestHeldOutTransition(t *testing.T) {
 	test := webenv.TestSite("click-button")
 	train := webenv.TrainSites(webenv.Families()[0])[0]

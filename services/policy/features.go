@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -217,7 +218,15 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	for _, w := range iw {
 		instrSet[w] = true
 	}
+	// The values to type: quoted phrases, then unquoted literals (a date,
+	// a time) kept whole.
+	extraColours := namedColours(iw)
 	quotes := instruction.QuotedPhrases(instr)
+	for _, l := range instruction.Literals(instr) {
+		if !slices.Contains(quotes, l) {
+			quotes = append(quotes, l)
+		}
+	}
 	quoteWords := make([][]string, 0, len(quotes))
 	for _, q := range quotes {
 		if qw := instruction.LowerWords(q); len(qw) > 0 {
@@ -283,7 +292,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			row[efMeanR], row[efMeanG], row[efMeanB] = c[0], c[1], c[2]
 			fg, fill := boxForeground(img, bx*scaleX, by*scaleY, bw*scaleX, bh*scaleY)
 			row[efFill] = fill
-			if name := colourTerm(fg); name != "" && (instrSet[name] || (name == "grey" && instrSet["gray"])) {
+			if name := colourTerm(fg, extraColours); name != "" && (instrSet[name] || (name == "grey" && instrSet["gray"])) {
 				row[efColourNamed] = 1
 			}
 		}
@@ -332,7 +341,15 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 		row[cfStopword] = bool01(len(cw) == 1 && stopwords[cw[0]])
 		row[cfHasDigit] = bool01(strings.ContainsAny(c, "0123456789"))
-		fillTokens(cw, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
+		toks := cw
+		if isQuote {
+			// A value carries the word that introduces it (`the password
+			// "UWH"`), which is what matches it to its field's label.
+			if w := instruction.Introducer(instr, c); w != "" && !stopwords[w] && len(cw) < Lc {
+				toks = append(slices.Clone(cw), w)
+			}
+		}
+		fillTokens(toks, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
 		f.CandMask[k] = 1
 	}
 

@@ -348,3 +348,87 @@ func TestFeaturizeNamesColoursAndFill(t *testing.T) {
 		t.Error("last_target does not mark the previous action's element")
 	}
 }
+
+// TestFeaturizeValuesCarryTheirFieldWord checks that a quoted value's tokens
+// hold the word introducing it (what matches it to its field's label), and
+// that an unquoted date or time is one candidate, ranked with the quotes.
+func TestFeaturizeValuesCarryTheirFieldWord(t *testing.T) {
+	a := DefaultArchitecture()
+	obs := &eventspb.Observation{
+		Instruction: `Enter the username "kanesha" and the password "UWH" into the text fields and press login.`,
+		Width:       160, Height: 210,
+		Elements: []*eventspb.Element{
+			{Bid: "u", Role: "textbox", Text: "Username", Box: box(10, 60, 100, 20)},
+			{Bid: "p", Role: "textbox", Text: "Password", Box: box(10, 90, 100, 20)},
+			{Bid: "l", Role: "button", Text: "Login", Box: box(10, 120, 40, 20)},
+		},
+	}
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.Candidates[:2], []string{"kanesha", "UWH"}) {
+		t.Fatalf("first candidates = %q, want the two quoted values", f.Candidates[:2])
+	}
+	Lc := a.CandTokens
+	for k, want := range []string{"username", "password"} {
+		toks := f.CandTokens[k*Lc : (k+1)*Lc]
+		if toks[1] != hashWord(want, a.Vocab) || f.CandTokWeights[k*Lc+1] != 0.5 {
+			t.Errorf("candidate %q tokens %v (weights %v): want its value then %q", f.Candidates[k], toks, f.CandTokWeights[k*Lc:(k+1)*Lc], want)
+		}
+	}
+
+	for instr, want := range map[string]string{
+		"Enter 09/12/2016 as the date and hit submit.": "09/12/2016",
+		"Enter 5:38 PM as the time and press submit.":  "5:38 PM",
+		`Enter "x" then 11:02 AM as the time.`:         "11:02 AM",
+		"Click the 3rd button.":                        "",
+	} {
+		obs.Instruction = instr
+		if f, err = a.Featurize(obs); err != nil {
+			t.Fatal(err)
+		}
+		k := slices.Index(f.Candidates, want)
+		switch {
+		case want == "" && candFeat(t, f, 0, "quoted") == 1:
+			t.Errorf("%q: %q taken for a value", instr, f.Candidates[0])
+		case want != "" && (k < 0 || candFeat(t, f, k, "quoted") != 1):
+			t.Errorf("%q: candidates %q; want %q whole among the values", instr, f.Candidates, want)
+		}
+	}
+}
+
+// TestFeaturizeNamesCSSColours checks colour_named for a CSS colour that no
+// basic colour term is near, beside the basic one it would be taken for
+// (MiniWoB++'s click-color shows blue beside cyan).
+func TestFeaturizeNamesCSSColours(t *testing.T) {
+	lime, blue, cyan := color.RGBA{0, 255, 0, 255}, color.RGBA{0, 0, 255, 255}, color.RGBA{0, 255, 255, 255}
+	frame := pngFrame(t, 120, 40, map[image.Rectangle]color.RGBA{
+		image.Rect(0, 0, 40, 40): lime, image.Rect(40, 0, 80, 40): blue, image.Rect(80, 0, 120, 40): cyan,
+	})
+	obs := &eventspb.Observation{
+		Frame: frame, FrameFormat: "png", Width: 120, Height: 40,
+		Elements: []*eventspb.Element{
+			{Bid: "a", Role: "clickable", Box: box(0, 0, 40, 40)},
+			{Bid: "b", Role: "clickable", Box: box(40, 0, 40, 40)},
+			{Bid: "c", Role: "clickable", Box: box(80, 0, 40, 40)},
+		},
+	}
+	a := DefaultArchitecture()
+	for instr, want := range map[string][3]float32{
+		"Click on the lime colored box.":  {1, 0, 0},
+		"Click on the green colored box.": {0, 0, 0},
+		"Click on the blue colored box.":  {0, 1, 0},
+		"Click on the cyan colored box.":  {0, 0, 1},
+	} {
+		obs.Instruction = instr
+		f, err := a.Featurize(obs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := [3]float32{elemFeat(t, f, 0, "colour_named"), elemFeat(t, f, 1, "colour_named"), elemFeat(t, f, 2, "colour_named")}
+		if got != want {
+			t.Errorf("%q: colour_named = %v, want %v", instr, got, want)
+		}
+	}
+}

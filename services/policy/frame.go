@@ -9,6 +9,9 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"slices"
+
+	"golang.org/x/image/colornames"
 )
 
 // decodeFrame decodes a PNG or JPEG frame into RGBA. format may be empty, in
@@ -165,29 +168,57 @@ func boxForeground(img *image.RGBA, x, y, w, h float64) ([3]float64, float32) {
 	return fg, float32(n) / float32(total)
 }
 
-// colourTerms are prototypes of the basic colour terms of English, the
-// words an instruction names colours with.
-var colourTerms = []struct {
+// colourProto is a named colour and its RGB value.
+type colourProto struct {
 	name string
 	rgb  [3]float64
-}{
+}
+
+// colourTerms are prototypes of the basic colour terms of English, the
+// words an instruction names colours with.
+var colourTerms = []colourProto{
 	{"red", [3]float64{205, 35, 35}}, {"green", [3]float64{40, 150, 60}}, {"blue", [3]float64{30, 85, 205}},
 	{"yellow", [3]float64{240, 210, 40}}, {"purple", [3]float64{120, 40, 180}}, {"orange", [3]float64{245, 130, 20}},
 	{"black", [3]float64{20, 20, 20}}, {"pink", [3]float64{240, 115, 170}}, {"brown", [3]float64{125, 80, 40}},
 	{"grey", [3]float64{140, 140, 140}}, {"white", [3]float64{245, 245, 245}},
 }
 
-// colourTerm names the basic colour nearest to c.
-func colourTerm(c [3]float64) string {
+// colourTerm names the colour nearest to c among the basic colour terms and
+// extra, the CSS colours of namedColours (MiniWoB++'s click-color asks
+// for lime, olive, cyan or magenta, which the nearest basic term would call
+// green, brown or blue).
+func colourTerm(c [3]float64, extra []colourProto) string {
 	best, bestD := "", math.Inf(1)
-	for _, t := range colourTerms {
-		d := 0.0
-		for i := range c {
-			d += (c[i] - t.rgb[i]) * (c[i] - t.rgb[i])
-		}
-		if d < bestD {
-			best, bestD = t.name, d
+	for _, set := range [][]colourProto{colourTerms, extra} {
+		for _, t := range set {
+			d := 0.0
+			for i := range c {
+				d += (c[i] - t.rgb[i]) * (c[i] - t.rgb[i])
+			}
+			if d < bestD {
+				best, bestD = t.name, d
+			}
 		}
 	}
 	return best
+}
+
+// cssHues are the saturated CSS colours far from every basic term's
+// prototype: always candidates, so that a cyan box is not called blue, nor a
+// lime one green (click-color shows blue beside cyan).
+var cssHues = []string{"lime", "cyan", "aqua", "magenta", "fuchsia", "olive", "navy", "teal", "maroon"}
+
+// namedColours returns the CSS colours among words that are not basic terms,
+// and cssHues, with their sRGB values.
+func namedColours(words []string) []colourProto {
+	var out []colourProto
+	for _, w := range append(slices.Clone(cssHues), words...) {
+		c, ok := colornames.Map[w]
+		if !ok || slices.ContainsFunc(colourTerms, func(t colourProto) bool { return t.name == w }) ||
+			slices.ContainsFunc(out, func(t colourProto) bool { return t.name == w }) {
+			continue
+		}
+		out = append(out, colourProto{w, [3]float64{float64(c.R), float64(c.G), float64(c.B)}})
+	}
+	return out
 }

@@ -67,3 +67,46 @@ func IndexRun(hay, needle []string) int {
 	}
 	return -1
 }
+
+// Literals returns the instruction's unquoted values written with digits
+// and punctuation, whole: a date (05/17/2016), a time (5:38 PM, with its
+// AM/PM), an amount ($12.50). Words splits them at the punctuation, and a
+// field wants them whole; MiniWoB++'s enter-date and enter-time name their
+// values this way, without quotes. Sentence punctuation around a token is
+// not part of it, and a token without inner punctuation is an ordinary
+// word, not a literal.
+func Literals(s string) []string {
+	var out []string
+	toks := strings.Fields(s)
+	for i := 0; i < len(toks); i++ {
+		t := strings.TrimRight(strings.TrimLeft(toks[i], "(\"'“"), ".,;!?)\"'”")
+		if !strings.ContainsAny(t, "0123456789") || len(Words(t)) < 2 {
+			continue
+		}
+		if i+1 < len(toks) && strings.Contains(t, ":") {
+			if ap := strings.TrimRight(toks[i+1], ".,;!?)"); strings.EqualFold(ap, "AM") || strings.EqualFold(ap, "PM") {
+				t += " " + ap
+				i++
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Introducer returns the word of s just before the first occurrence of
+// phrase (quoted or not), lowercased, or "" when phrase is not in s or
+// starts it. In `the username "kanesha" and the password "UWH"` the
+// password's introducer is "password": the word that says which field a
+// value is for.
+func Introducer(s, phrase string) string {
+	i := strings.Index(s, phrase)
+	if i < 0 || phrase == "" {
+		return ""
+	}
+	before := Words(s[:i])
+	if len(before) == 0 {
+		return ""
+	}
+	return strings.ToLower(before[len(before)-1])
+}

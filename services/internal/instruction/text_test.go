@@ -20,3 +20,29 @@ func TestQuotedPhrases(t *testing.T) {
 		}
 	}
 }
+
+func TestLiterals(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`Enter 09/12/2016 as the date and hit submit.`, []string{"09/12/2016"}},
+		{`Enter 5:38 PM as the time and press submit.`, []string{"5:38 PM"}},
+		{`Enter 12:05 am.`, []string{"12:05 am"}},
+		{`Pay $12.50, (not 7) by 3:00.`, []string{"$12.50", "3:00"}},
+		{`Click button 2 of the e-mail form.`, nil},
+	} {
+		if got := Literals(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Literals(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestIntroducer(t *testing.T) {
+	s := `Enter the username "kanesha" and the password "UWH" into the text fields`
+	for phrase, want := range map[string]string{"kanesha": "username", "UWH": "password", "Enter": "", "absent": ""} {
+		if got := Introducer(s, phrase); got != want {
+			t.Errorf("Introducer(%q) = %q, want %q", phrase, got, want)
+		}
+	}
+}

@@ -301,6 +301,30 @@ func TestIntegrationMiniWoB(t *testing.T) {
 		}
 	})
 
+	t.Run("fill takes a date or time as the instruction writes it", func(t *testing.T) {
+		// The instruction names 09/12/2016 and 5:38 PM; the inputs hold
+		// 2016-09-12 and 17:38. A policy can only type what it reads.
+		for _, tc := range []struct{ task, prefix, suffix string }{
+			{"miniwob/enter-date", "Enter ", " as the date and hit submit."},
+			{"miniwob/enter-time", "Enter ", " as the time and press submit."},
+		} {
+			for seed := int64(1); seed <= 3; seed++ {
+				obs := reset(t, e, TaskRef{Family: tc.task, Seed: seed})
+				by(t, e, "#tt", fill(between(t, obs.Instruction, tc.prefix, tc.suffix)))
+				if r := by(t, e, "#subbtn", click); !r.Done || r.Info.Raw != 1 || !r.Info.Success {
+					t.Errorf("%s seed %d %q: %+v", tc.task, seed, obs.Instruction, r.Info)
+				}
+			}
+		}
+	})
+
+	t.Run("a field is named by the label just before it", func(t *testing.T) {
+		obs := reset(t, e, TaskRef{Family: "miniwob/login-user", Seed: 3})
+		for _, want := range []string{"Username", "Password"} {
+			find(t, obs, "textbox", want)
+		}
+	})
+
 	t.Run("reset seeds the page and reuses it", func(t *testing.T) {
 		task := TaskRef{Family: "miniwob/login-user", Seed: 11}
 		path := webenv.MiniWoBPath(task.Family)

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
@@ -14,7 +15,9 @@ import (
 //   - typing: half the share of the instruction's quoted phrases that some
 //     text field holds as its whole value, half the share of the text fields
 //     holding one (so enter-password's second field counts, and one phrase
-//     typed into every field of login-user does not fill the form);
+//     typed into every field of login-user does not fill the form); a
+//     phrase introduced by a word that a field's label holds counts only in
+//     such a field;
 //   - choosing: the checkboxes and radio buttons whose label is a run of the
 //     instruction's words, and a select one of whose options is, are the
 //     named controls; (named ones ticked or selected − others ticked) over
@@ -59,6 +62,19 @@ func typingPotential(obs *Observation) (float64, bool) {
 	if len(phrases) == 0 {
 		return 0, false
 	}
+	// A phrase whose introducing word names a field (`the password "UWH"`
+	// beside a field labelled Password) counts only in that field: login-user
+	// with its two values swapped is not half done.
+	intro := make([]string, len(phrases))
+	for i, p := range phrases {
+		w := instruction.Introducer(obs.Instruction, p)
+		for _, el := range obs.Elements {
+			if w != "" && el.Role == "textbox" && slices.Contains(instruction.LowerWords(el.Text), w) {
+				intro[i] = w
+				break
+			}
+		}
+	}
 	held := make([]bool, len(phrases))
 	fields, filled := 0, 0
 	for _, el := range obs.Elements {
@@ -67,9 +83,10 @@ func typingPotential(obs *Observation) (float64, bool) {
 		}
 		fields++
 		v := strings.TrimSpace(el.Value)
+		label := instruction.LowerWords(el.Text)
 		match := false
 		for i, p := range phrases {
-			if v != "" && v == p {
+			if v != "" && v == p && (intro[i] == "" || slices.Contains(label, intro[i])) {
 				held[i], match = true, true
 			}
 		}

@@ -9,6 +9,7 @@ import (
 func TestInstructionPotential(t *testing.T) {
 	login := `Enter the username "kanesha" and the password "UWH" into the text fields and press login.`
 	field := func(v string) Element { return Element{Role: "textbox", Value: v} }
+	named := func(label, v string) Element { return Element{Role: "textbox", Text: label, Value: v} }
 	box := func(text string, checked bool) Element {
 		return Element{Role: "checkbox", Text: text, Checked: checked}
 	}
@@ -29,6 +30,9 @@ func TestInstructionPotential(t *testing.T) {
 		{"login: both typed", login, []Element{field("kanesha"), field("UWH"), button}, 1},
 		{"login: swapped fields count as typed", login, []Element{field("UWH"), field("kanesha"), button}, 1},
 		{"login: one phrase in both fields", login, []Element{field("kanesha"), field("kanesha"), button}, 0.5*0.5 + 0.5},
+		{"login: labelled fields, right ones", login, []Element{named("Username", "kanesha"), named("Password", "UWH"), button}, 1},
+		{"login: labelled fields, swapped", login, []Element{named("Username", "UWH"), named("Password", "kanesha"), button}, 0},
+		{"login: labelled fields, one right", login, []Element{named("Username", "kanesha"), named("Password", ""), button}, 0.5*0.5 + 0.5*0.5},
 		{"login: a wrong text", login, []Element{field("kanesh"), field(""), button}, 0},
 		{"enter-password: first field", `Enter the password "x7" into both text fields and press submit.`,
 			[]Element{field("x7"), field("")}, 0.5 + 0.25},

@@ -131,8 +131,14 @@
     return s.length > 120 ? s.slice(0, 120) : s;
   }
 
+  // labelText is the text of the field's label: one bound to it, else a
+  // label just before it that is bound to nothing (MiniWoB++'s login-user
+  // writes <label>Username</label><input>, which a reader of the page takes
+  // for the field's name though the DOM does not link them).
   function labelText(el) {
     if (el.labels && el.labels.length) return clean(el.labels[0].innerText);
+    var prev = el.previousElementSibling;
+    if (prev && prev.tagName === 'LABEL' && !prev.htmlFor && !prev.control) return clean(prev.innerText);
     return '';
   }
 
@@ -295,13 +301,29 @@
   // prepareFill focuses a text field and selects its content, so that the
   // inserted text replaces it, and returns "insert"; a valued input gets
   // text as its value at once, and "set".
+  // localValue reads text as a person would type it into the field in the
+  // en-US locale the browser runs in (05/17/2016 for a date, 5:38 PM for a
+  // time) and returns the value the input holds for it (2016-05-17, 17:38);
+  // text already in the value's own form, or of another type, is kept.
+  function localValue(type, text) {
+    var t = (text || '').trim(), m;
+    if (type === 'date' && (m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(t))) {
+      return m[3] + '-' + ('0' + m[1]).slice(-2) + '-' + ('0' + m[2]).slice(-2);
+    }
+    if (type === 'time' && (m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp])\.?[Mm]\.?$/.exec(t))) {
+      var h = parseInt(m[1], 10) % 12 + (/[Pp]/.test(m[4]) ? 12 : 0);
+      return ('0' + h).slice(-2) + ':' + m[2] + (m[3] ? ':' + m[3] : '');
+    }
+    return text;
+  }
+
   S.prepareFill = function (bid, empty, text) {
     var el = find(bid);
     if (el.tagName === 'INPUT' && VALUED[(el.getAttribute('type') || '').toLowerCase()]) {
       if (el.disabled || el.readOnly) throw new Error('element "' + bid + '" is not editable');
       el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
       el.focus();
-      el.value = text;
+      el.value = localValue(el.type, text);
       if (text !== '' && el.value === '') throw new Error('"' + text + '" is not a valid ' + el.type + ' value (want e.g. 2017-03-15 for a date, 14:05 for a time)');
       el.dispatchEvent(new Event('input', { bubbles: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
