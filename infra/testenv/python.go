@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,8 +27,12 @@ func Python(t testing.TB) string {
 	if err == nil {
 		return py
 	}
+	why := err.Error()
+	if o := strings.TrimSpace(string(out)); o != "" {
+		why += ": " + o
+	}
 	msg := "the Python environment of analytics/python is not installed at " + py +
-		" (" + err.Error() + ": " + string(out) + "); install it with `infra/setup.sh python` (`make test` does)"
+		" (" + why + "); install it with `infra/setup.sh python` (`make test` does)"
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
