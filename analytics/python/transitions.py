@@ -61,15 +61,23 @@ class Step:
     transition: events_pb2.Transition = field(default_factory=events_pb2.Transition)
 
 
+# A frame's largest side, as the Go featurizer's (services/policy/frame.go): a
+# hostile header must not make the decoder allocate gigabytes.
+MAX_FRAME_SIDE = 4096
+
+
 def decode_frame(obs: events_pb2.Observation) -> np.ndarray:
     """The observation's frame (PNG or JPEG bytes) as RGB uint8 [H, W, 3]."""
     if not obs.frame:
         return np.zeros((0, 0, 3), dtype=np.uint8)
-    with Image.open(io.BytesIO(obs.frame)) as img:
+    with Image.open(io.BytesIO(obs.frame)) as img:  # reads the header only
+        if max(img.size) > MAX_FRAME_SIDE:
+            raise ValueError(f"frame of {img.size[0]}x{img.size[1]}: sides must be at most {MAX_FRAME_SIDE}")
         return np.asarray(img.convert("RGB"), dtype=np.uint8)
 
 
 def to_step(t: events_pb2.Transition) -> Step:
+    """The transition as a Step; raises OSError or ValueError on a bad frame."""
     return Step(
         frame=decode_frame(t.obs),
         elements=list(t.obs.elements),

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -124,7 +125,7 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	arrays := append(batch.Inputs, policy.Input{Name: "policy_version", Shape: []int64{1}, I64: []int64{int64(version)}})
+	arrays := append(slices.Clone(batch.Inputs), policy.Input{Name: "policy_version", Shape: []int64{1}, I64: []int64{int64(version)}})
 	if vals["outputs"] == "true" {
 		goOut, err := runOnce(onnx, batch)
 		if err != nil {
