@@ -20,7 +20,7 @@ BIN := bin/asyncwebrl
 # detector too (the integration tests ran once above).
 RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/reporter/... ./services/cmd/...
 
-.PHONY: run setup gotch up down status build test test-unit test-integration bench lint fmt clean help
+.PHONY: run setup gotch up down status build test test-unit test-integration test-python bench lint fmt clean help
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -72,6 +72,11 @@ test-unit: gotch ## unit tests only (no real services)
 
 test-integration: setup up ## integration tests only
 	go test -count=1 -run 'TestIntegration' -timeout 30m ./...
+
+# `make test` runs these too (go test ./...); setup installs the venv
+# (.run/pyenv) they run, and under CI=true they fail when it is missing.
+test-python: setup up ## analytics/python against the real broker: the transitions reader and the ONNX check against Go
+	go test -count=1 -run 'TestIntegrationPython|TestGeneratedPython' -v ./services/cmd/asyncwebrl/cli ./schemas/eventspb
 
 bench: setup up ## benchmarks that print their baseline side by side
 	go test -run '^$$' -bench . -benchtime 3x ./...

@@ -3,11 +3,11 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            all steps
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc miniwob
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc miniwob python
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip python3-venv)
 ONNXRUNTIME_NODE_VERSION=1.30.0
 MINIWOB_VERSION=1.1.0
 MINIWOB_PAGES=130 # task pages in miniwob/html/miniwob/ of that version
@@ -107,11 +107,31 @@ step_miniwob() {
   log "miniwob: $n task pages in $dest/html/miniwob"
 }
 
+# The Python tools of analytics/python (the transitions reader, the ONNX
+# check): a venv in .run/pyenv with analytics/python/requirements.txt, all
+# pinned wheels (confluent-kafka's bundles librdkafka, so no apt package).
+# The stamp is the requirements file's hash: editing it reinstalls, and a
+# venv whose imports fail is made anew.
+step_python() {
+  local venv=$RUN_DIR/pyenv req=$REPO_DIR/analytics/python/requirements.txt stamp py
+  stamp=$venv/.stamp-$(sha256sum "$req" | cut -c1-16)
+  if [ -f "$stamp" ] && "$venv/bin/python" -c 'import confluent_kafka, google.protobuf, numpy, onnxruntime, PIL' 2>/dev/null; then
+    log "python: $venv present"; return
+  fi
+  py=$(command -v python3) || die "python: python3 not found (apt-get install -y python3 python3-venv)"
+  log "python: creating $venv with $("$py" --version 2>&1) and installing $req"
+  rm -rf "$venv"
+  "$py" -m venv "$venv" || die "python: '$py -m venv' failed (apt-get install -y python3-venv)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: -r "$req" >&2 ||
+    die "python: pip install -r $req failed"
+  touch "$stamp"
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob python)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc miniwob)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc miniwob python)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"

@@ -86,6 +86,38 @@ func TestGeneratedMatchesProto(t *testing.T) {
 	})
 }
 
+// TestGeneratedPythonMatchesProto regenerates the Python bindings
+// (analytics/python/asyncwebrl/v1/events_pb2.py) with gen.sh and the pinned
+// protoc and compares bytes with the committed file: the .proto files are
+// the one source of both languages. protoc alone is needed.
+func TestGeneratedPythonMatchesProto(t *testing.T) {
+	protoc, err := exec.LookPath("protoc")
+	if err != nil {
+		t.Skip("protoc not installed (apt-get install -y protobuf-compiler)")
+	}
+	if v := version(t, protoc); v != wantProtoc {
+		t.Skipf("%s installed, byte comparison needs %s", v, wantProtoc)
+	}
+	out := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "gen.sh"), out)
+	cmd.Env = append(os.Environ(), "GEN_LANGS=python")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen.sh: %v\n%s", err, b)
+	}
+	const rel = "analytics/python/asyncwebrl/v1/events_pb2.py"
+	got, err := os.ReadFile(filepath.Join(out, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from freshly generated code; run schemas/gen.sh", rel)
+	}
+}
+
 func protocGenGo() string {
 	if p := os.Getenv("PROTOC_GEN_GO"); p != "" {
 		return p

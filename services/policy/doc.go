@@ -92,4 +92,10 @@
 // walking up to the repository root. Server batches Submit calls from all
 // executors (max batch, max wait), swaps weights between batches and stamps
 // every Output with the version that computed it.
+//
+// # Export
+//
+// WriteNPZ writes a Batch's inputs (named as the graph's) as a NumPy .npz,
+// for `asyncwebrl policy features`: analytics/python/policy_check.py runs the
+// same ONNX model on them in Python's onnxruntime.
 package policy

@@ -77,6 +77,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runReplay(ctx, args[1:], stdout, stderr)
 		case "health":
 			return runHealth(ctx, args[1:], stdout, stderr)
+		case "policy":
+			return runPolicy(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
@@ -118,6 +120,7 @@ Usage:
   asyncwebrl audit                        every recorded topic against ClickHouse: committed, recorded, aborted
   asyncwebrl bench train|report           time to skill async vs sync RL; every bench in one document with plots
   asyncwebrl health [--url U]             exit 0 when a running asyncwebrl's /healthz answers 200 (container healthchecks)
+  asyncwebrl policy features --out F.npz  a recorded observation's policy inputs as NumPy arrays (for Python's onnxruntime)
   asyncwebrl version
 
 Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.
