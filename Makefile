@@ -9,11 +9,14 @@ export KAFKA_PORT ?= 19092
 export KAFKA_CONTROLLER_PORT ?= 19093
 export CLICKHOUSE_TCP_PORT ?= 19000
 export CLICKHOUSE_HTTP_PORT ?= 18123
-# KAFKA_NODES=3: a local three-broker cluster (infra/kafka.sh; node i on
-# KAFKA_PORT+2(i-1)), every topic replicated three times.
-export KAFKA_NODES ?= 1
+# `make up KAFKA_NODES=3`: a local three-broker cluster (infra/kafka.sh; node i
+# on KAFKA_PORT+2(i-1)). The run dir remembers the node count, so later make
+# commands (status, down, run, test) find every node without it; empty means
+# that count, or one node on a fresh run dir. The topic catalog reads the
+# broker count from the cluster: replication 3 and min.insync.replicas 2 on
+# three brokers, 1 and 1 on one.
+export KAFKA_NODES ?=
 export ASYNCWEBRL_BROKERS ?= $(shell KAFKA_NODES=$(KAFKA_NODES) KAFKA_PORT=$(KAFKA_PORT) infra/kafka.sh brokers)
-export ASYNCWEBRL_TOPIC_REPLICATION ?= $(if $(filter 1 2,$(KAFKA_NODES)),$(KAFKA_NODES),3)
 export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
 # Packages whose code is concurrent run their unit tests under the race
@@ -50,13 +53,13 @@ setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patc
 gotch: ## the patched gotch copy go.mod's replace points at (part of setup)
 	infra/setup.sh gotch
 
-up: ## start the local Kafka broker and ClickHouse server
+up: ## start the local Kafka broker (KAFKA_NODES=3: a three-broker cluster) and ClickHouse server
 	infra/up.sh
 
 down: ## stop them
 	infra/down.sh
 
-status: ## show whether they run
+status: ## show whether they run, every Kafka node
 	infra/kafka.sh status; infra/clickhouse.sh status
 
 build: gotch ## build bin/asyncwebrl

@@ -13,7 +13,8 @@
 #   infra/kafka.sh start-node NODE  start one node (again) and wait for it
 #   infra/kafka.sh logs [-f|N] [NODE]
 #
-# Env: KAFKA_NODES (1), KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093):
+# Env: KAFKA_NODES (the count the run dir was last started with, kept in
+#      $RUN_DIR/kafka/nodes, else 1), KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093):
 #      node i listens on KAFKA_PORT+2(i-1) and KAFKA_CONTROLLER_PORT+2(i-1);
 #      ASYNCWEBRL_RUN_DIR (.run), KAFKA_HEAP (-Xmx640M; -Xmx384M each with
 #      several nodes), KAFKA_READY_TIMEOUT seconds (90),
@@ -23,7 +24,12 @@ source "$(dirname "$0")/lib.sh"
 
 HOST=127.0.0.1
 KDIR=$RUN_DIR/kafka
-NODES=${KAFKA_NODES:-1}
+# A run dir remembers how many nodes it was started with, so that status,
+# stop, brokers and kill reach every node of a cluster without KAFKA_NODES
+# being given again (`make up KAFKA_NODES=3`, then `make status`).
+NODES=${KAFKA_NODES:-}
+if [ -z "$NODES" ] && [ -s "$KDIR/nodes" ]; then NODES=$(cat "$KDIR/nodes"); fi
+NODES=${NODES:-1}
 [[ "$NODES" =~ ^[1-9]$ ]] || die "kafka: KAFKA_NODES must be 1..9, not '$NODES'"
 # A stack in another ASYNCWEBRL_RUN_DIR reuses the jars setup.sh put in the repo's .run.
 LIBS=${KAFKA_LIBS:-$KDIR/libs}
@@ -185,6 +191,21 @@ launch_node() {
     -cp "$LIBS/*" kafka.Kafka "$PROPS"
 }
 
+# stray_running: a node this run dir started with another node count is up
+# (a single node's files are in $KDIR, a cluster's in $KDIR/node<I>): the
+# new layout would fight it for its ports and the remembered count.
+stray_running() {
+  local f i
+  if [ "$NODES" -gt 1 ] && pid_alive "$KDIR/kafka.pid"; then return 0; fi
+  for f in "$KDIR"/node*/kafka.pid; do
+    [ -f "$f" ] || continue
+    i=${f#"$KDIR"/node}
+    i=${i%/kafka.pid}
+    if { [ "$NODES" -eq 1 ] || [ "$i" -gt "$NODES" ]; } && pid_alive "$f"; then return 0; fi
+  done
+  return 1
+}
+
 all_running() {
   local i
   for ((i = 1; i <= NODES; i++)); do node "$i"; running || return 1; done
@@ -194,11 +215,19 @@ all_running() {
 # majority of its voters up before any node reports started), then waited for.
 cmd_start() {
   local only=${1:-} i start adopt=()
-  if [ -z "$only" ] && all_running; then echo "kafka: already running on $(brokers)"; return 0; fi
+  if [ -z "$only" ] && all_running; then
+    echo "$NODES" >"$KDIR/nodes"
+    echo "kafka: already running on $(brokers)"
+    return 0
+  fi
   take_lock "$KDIR/.lock"
+  if stray_running; then
+    die "kafka: $KDIR runs a cluster of $(cat "$KDIR/nodes" 2>/dev/null || echo 1) node(s), not $NODES; stop it first (infra/kafka.sh stop, or KAFKA_NODES=N infra/kafka.sh stop) or use another ASYNCWEBRL_RUN_DIR"
+  fi
   ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 || die "kafka: no jars in $LIBS; run infra/setup.sh kafka"
   command -v java >/dev/null || die "kafka: java not found; run infra/setup.sh apt"
   mkdir -p "$KDIR"
+  echo "$NODES" >"$KDIR/nodes"
   start=$(date +%s%N)
   for ((i = 1; i <= NODES; i++)); do
     [ -n "$only" ] && [ "$i" != "$only" ] && continue

@@ -110,8 +110,8 @@ func BenchJoiner(ctx context.Context, c BenchConfig) (BenchResult, error) {
 	var id [4]byte
 	_, _ = rand.Read(id[:])
 	prefix := "bench_" + hex.EncodeToString(id[:]) + "."
-	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(c.Partitions), topics.WithReplication(max(1, c.Replication)))
-	floorCat := topics.New(topics.WithPrefix(prefix+"floor."), topics.WithPartitions(c.Partitions), topics.WithReplication(max(1, c.Replication)))
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(c.Partitions), topics.WithReplication(c.Replication))
+	floorCat := topics.New(topics.WithPrefix(prefix+"floor."), topics.WithPartitions(c.Partitions), topics.WithReplication(c.Replication))
 	res := BenchResult{Partitions: c.Partitions}
 	log := c.Log
 

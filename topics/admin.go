@@ -43,6 +43,10 @@ func (d Drift) String() string {
 // first, and the second is a reassignment an operator must plan); Check
 // reports both.
 func Apply(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Change, error) {
+	c, err := Resolve(ctx, cl, c)
+	if err != nil {
+		return nil, err
+	}
 	adm := kadm.NewClient(cl)
 	have, err := describe(ctx, cl, adm, c)
 	if err != nil {
@@ -182,6 +186,10 @@ func notVisible(ctx context.Context, cl *kgo.Client, req *kmsg.MetadataRequest, 
 
 // Check reports every difference between the catalog and the cluster.
 func Check(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Drift, error) {
+	c, err := Resolve(ctx, cl, c)
+	if err != nil {
+		return nil, err
+	}
 	have, err := describe(ctx, cl, kadm.NewClient(cl), c)
 	if err != nil {
 		return nil, err
@@ -207,6 +215,35 @@ func Check(ctx context.Context, cl *kgo.Client, c *Catalog) ([]Drift, error) {
 		}
 	}
 	return drifts, nil
+}
+
+// Resolve is c.ForBrokers with the number of brokers of the cluster cl
+// reaches. It counts the brokers the controller has registered, fenced ones
+// included (DescribeCluster v2, Kafka 4.0): a broker that is down for a
+// restart still holds its replicas, and a topic created meanwhile must not
+// get fewer. Older brokers answer with the live ones only.
+func Resolve(ctx context.Context, cl *kgo.Client, c *Catalog) (*Catalog, error) {
+	if !slices.ContainsFunc(c.Specs, func(s Spec) bool { return s.Replication == AutoReplication }) {
+		return c, nil
+	}
+	n, err := brokerCount(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	return c.ForBrokers(n), nil
+}
+
+func brokerCount(ctx context.Context, cl *kgo.Client) (int, error) {
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.IncludeFencedBrokers = true
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("unable to count the cluster's brokers: %w", err)
+	}
+	return len(resp.Brokers), nil
 }
 
 type topicState struct {

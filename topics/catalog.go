@@ -48,7 +48,8 @@ type Spec struct {
 	MaxMessageBytes int32
 }
 
-// Configs returns the topic-level configs Apply sets and Check compares.
+// Configs returns the topic-level configs Apply sets and Check compares; a
+// spec with AutoReplication needs ForBrokers first (Apply and Check do it).
 func (s Spec) Configs() map[string]string {
 	ret := "-1"
 	if s.Retention > 0 {
@@ -77,8 +78,18 @@ type Option func(*Catalog)
 // WithPrefix prefixes every name (default: no prefix).
 func WithPrefix(p string) Option { return func(c *Catalog) { c.Prefix = p } }
 
-// WithReplication sets every topic's replication factor (default 1, a single
-// local broker; compose.yaml's three-broker cluster uses 3).
+// AutoReplication, as a replication factor, follows the cluster: Apply and
+// Check replace it by ReplicationFor the number of brokers the cluster has.
+const AutoReplication int16 = 0
+
+// ReplicationFor is the replication factor of a cluster of n brokers: three
+// from three brokers on (with min.insync.replicas 2, one broker may die with
+// nothing lost and writes still accepted), else one replica per broker.
+func ReplicationFor(n int) int16 { return int16(max(1, min(3, n))) }
+
+// WithReplication sets every topic's replication factor (default
+// AutoReplication: 1 on a single local broker, 3 on the three-broker
+// cluster of `make up KAFKA_NODES=3` and compose.yaml).
 func WithReplication(rf int16) Option {
 	return func(c *Catalog) {
 		for i := range c.Specs {
@@ -117,13 +128,23 @@ func New(opts ...Option) *Catalog {
 		// episode is finished.
 		{Name: JoinerChangelog, Key: "episode id", Doc: "joiner state per open episode (changelog)", Partitions: 6, Cleanup: Compact, MaxMessageBytes: 16 * mib},
 	}}
-	for i := range c.Specs {
-		c.Specs[i].Replication = 1
-	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
+}
+
+// ForBrokers returns a copy of c in which every AutoReplication spec has
+// the replication factor of a cluster of n brokers (ReplicationFor), and so
+// its min.insync.replicas.
+func (c *Catalog) ForBrokers(n int) *Catalog {
+	out := &Catalog{Prefix: c.Prefix, Specs: slices.Clone(c.Specs)}
+	for i := range out.Specs {
+		if out.Specs[i].Replication == AutoReplication {
+			out.Specs[i].Replication = ReplicationFor(n)
+		}
+	}
+	return out
 }
 
 // Name returns the full (prefixed) name of a catalog topic.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -91,6 +92,18 @@ func (b *Broker) KillNode(t testing.TB, node int) {
 		t.Fatalf("unable to kill node %d of the private broker: %v\n%s", node, err, out)
 	}
 	t.Logf("private broker node %d (%s) killed with SIGKILL", node, b.Addrs[node-1])
+}
+
+// Status is what `make status` prints for the cluster: infra/kafka.sh
+// status run without KAFKA_NODES, so that it finds the nodes from the count
+// the run directory remembers. The error is the script's exit status (0
+// when every node runs).
+func (b *Broker) Status(t testing.TB) (string, error) {
+	t.Helper()
+	c := b.script("status")
+	c.Env = slices.DeleteFunc(slices.Clone(b.env), func(kv string) bool { return strings.HasPrefix(kv, "KAFKA_NODES=") })
+	out, err := c.CombinedOutput()
+	return string(out), err
 }
 
 // LogFile is node 1's server log.

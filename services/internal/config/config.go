@@ -25,7 +25,8 @@ type Config struct {
 	// TopicPrefix is prepended to every topic name so that several runs can
 	// share one cluster ("" by default).
 	TopicPrefix string
-	// TopicPartitions and TopicReplication size the catalog's topics.
+	// TopicPartitions and TopicReplication size the catalog's topics; a
+	// replication of 0 (topics.AutoReplication) follows the cluster.
 	TopicPartitions  int
 	TopicReplication int
 	// ApplyTopics makes the binary create or repair the catalog's topics at
@@ -129,7 +130,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&brokers, "brokers", "127.0.0.1:19092", "Kafka seed brokers (comma list), or \"embedded\" for an in-process fake cluster")
 	str(&c.TopicPrefix, "topic-prefix", "", "prefix for every topic name, so several runs can share a cluster")
 	fs.IntVar(&c.TopicPartitions, "topic-partitions", 6, "partitions of each per-episode topic, the unit of consumer-group parallelism (env "+envName("topic-partitions")+")")
-	fs.IntVar(&c.TopicReplication, "topic-replication", 1, "replication factor of every topic (env "+envName("topic-replication")+")")
+	fs.IntVar(&c.TopicReplication, "topic-replication", 0, "replication factor of every topic; 0 follows the cluster: 3 (min.insync.replicas 2) on three or more brokers, else one per broker (env "+envName("topic-replication")+")")
 	fs.BoolVar(&c.ApplyTopics, "apply-topics", true, "create missing topics and repair drift at start-up (env "+envName("apply-topics")+")")
 	str(&c.Kafka.SASLMechanism, "kafka-sasl-mechanism", "", "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: none)")
 	str(&c.Kafka.SASLUser, "kafka-sasl-user", "", "Kafka SASL user")
@@ -253,8 +254,8 @@ func (c *Config) Validate() error {
 	if c.TopicPartitions < 1 || c.TopicPartitions > 1000 {
 		return fmt.Errorf("invalid -topic-partitions %d: want 1..1000", c.TopicPartitions)
 	}
-	if c.TopicReplication < 1 || c.TopicReplication > 32 {
-		return fmt.Errorf("invalid -topic-replication %d: want 1..32", c.TopicReplication)
+	if c.TopicReplication < 0 || c.TopicReplication > 32 {
+		return fmt.Errorf("invalid -topic-replication %d: want 0 (follow the cluster) or 1..32", c.TopicReplication)
 	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("invalid -stop-timeout %s: must be positive", c.StopTimeout)

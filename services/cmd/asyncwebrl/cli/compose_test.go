@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,6 +25,9 @@ type composeFile struct {
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`
 		Ports       []string          `yaml:"ports"`
+		Deploy      struct {
+			Replicas int `yaml:"replicas"`
+		} `yaml:"deploy"`
 		Healthcheck struct {
 			Test    []string `yaml:"test"`
 			Disable bool     `yaml:"disable"`
@@ -71,6 +75,7 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("%s starts before its volume is handed to the kafka user", n)
 		}
 	}
+	env := binaryEnv(t)
 	for _, target := range config.KnownTargets {
 		s, ok := c.Services[target]
 		if !ok {
@@ -82,6 +87,14 @@ func TestComposeFile(t *testing.T) {
 		}
 		if h := strings.Join(s.Healthcheck.Test, " "); s.Healthcheck.Disable || !strings.Contains(h, "asyncwebrl health") || !strings.Contains(h, "/healthz") {
 			t.Errorf("%s: healthcheck %q does not probe /healthz", target, h)
+		}
+		for k := range s.Environment {
+			if !env[k] {
+				t.Errorf("%s: %s is no flag or variable of the binary", target, k)
+			}
+		}
+		if p, _ := strconv.Atoi(s.Environment["ASYNCWEBRL_TOPIC_PARTITIONS"]); s.Deploy.Replicas > p {
+			t.Errorf("%s: %d replicas, more than the %d partitions of its topics", target, s.Deploy.Replicas, p)
 		}
 		if s.Environment["ASYNCWEBRL_ADMIN_ADDR"] != "0.0.0.0:7070" {
 			t.Errorf("%s: admin on %q, which Prometheus and the healthcheck cannot reach", target, s.Environment["ASYNCWEBRL_ADMIN_ADDR"])

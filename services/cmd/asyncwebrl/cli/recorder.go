@@ -22,25 +22,15 @@ import (
 //	ASYNCWEBRL_RECORDER_SESSION_TIMEOUT  group session timeout (franz-go's 45s)
 //	ASYNCWEBRL_RECORDER_BATCH            records per batch (50000)
 func newRecorder(d deps) (app.Service, error) {
-	opts := []recorder.Option{
+	opts, err := recorderOptions(os.Getenv)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	opts = append(opts,
 		recorder.WithLogger(d.log.With("service", "recorder")),
 		recorder.WithRegisterer(d.metrics),
 		recorder.WithInstance(d.cfg.InstanceID),
-	}
-	if v := os.Getenv("ASYNCWEBRL_RECORDER_SESSION_TIMEOUT"); v != "" {
-		t, err := time.ParseDuration(v)
-		if err != nil || t <= 0 {
-			return nil, usageError{fmt.Errorf("invalid ASYNCWEBRL_RECORDER_SESSION_TIMEOUT=%q: want a positive duration", v)}
-		}
-		opts = append(opts, recorder.WithSessionTimeout(t))
-	}
-	if v := os.Getenv("ASYNCWEBRL_RECORDER_BATCH"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, usageError{fmt.Errorf("invalid ASYNCWEBRL_RECORDER_BATCH=%q: want a positive integer", v)}
-		}
-		opts = append(opts, recorder.WithBatchRecords(n))
-	}
+	)
 	return recorder.New(d.catalog, clickhouseConfig(d.cfg),
 		func(o ...kgo.Opt) (*kgo.Client, error) { return d.kafka.NewClient("recorder", o...) }, opts...)
 }
@@ -49,6 +39,26 @@ func newRecorder(d deps) (app.Service, error) {
 func newDashboard(d deps) (app.Service, error) {
 	return dashboard.New(d.cfg.DashboardAddr, clickhouseConfig(d.cfg),
 		dashboard.WithLogger(d.log.With("service", "dashboard"))), nil
+}
+
+// recorderOptions reads the recorder's environment knobs through getenv.
+func recorderOptions(getenv func(string) string) ([]recorder.Option, error) {
+	var opts []recorder.Option
+	if v := getenv("ASYNCWEBRL_RECORDER_SESSION_TIMEOUT"); v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t <= 0 {
+			return nil, fmt.Errorf("invalid ASYNCWEBRL_RECORDER_SESSION_TIMEOUT=%q: want a positive duration", v)
+		}
+		opts = append(opts, recorder.WithSessionTimeout(t))
+	}
+	if v := getenv("ASYNCWEBRL_RECORDER_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("invalid ASYNCWEBRL_RECORDER_BATCH=%q: want a positive integer", v)
+		}
+		opts = append(opts, recorder.WithBatchRecords(n))
+	}
+	return opts, nil
 }
 
 // clickhouseConfig is the one place the ClickHouse password is revealed.

@@ -211,6 +211,10 @@ func parseReplayJoin(vals map[string]string) (replayJoin, error) {
 // createLike creates topic with the transitions topic's settings when it
 // does not exist.
 func createLike(ctx context.Context, cl *kgo.Client, cat *topics.Catalog, topic string) error {
+	cat, err := topics.Resolve(ctx, cl, cat)
+	if err != nil {
+		return err
+	}
 	spec, err := cat.Spec(topics.Transitions)
 	if err != nil {
 		return err

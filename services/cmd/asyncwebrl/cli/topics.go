@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -62,7 +63,12 @@ Flags: -brokers, -topic-prefix, -topic-partitions, -topic-replication and the Ka
 			if s.Retention > 0 {
 				ret = s.Retention.String()
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\n", cat.Name(s.Name), s.Partitions, s.Replication, s.Cleanup, ret, s.MaxMessageBytes, s.Key, s.Doc)
+			// list reads no cluster: a replication that follows it says so.
+			rf := "auto"
+			if s.Replication != topics.AutoReplication {
+				rf = strconv.Itoa(int(s.Replication))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", cat.Name(s.Name), s.Partitions, rf, s.Cleanup, ret, s.MaxMessageBytes, s.Key, s.Doc)
 		}
 		return tw.Flush()
 	}
