@@ -21,6 +21,10 @@ const (
 	// JoinerChangelog holds the joiner's per-episode join state so that a
 	// new owner of a partition can rebuild it after a rebalance or crash.
 	JoinerChangelog = "joiner-changelog"
+	// LearnerLease is never written: the learners of a policy join a
+	// consumer group on it, and the member assigned its one partition
+	// leads (trains and publishes); the others stand by.
+	LearnerLease = "learner-lease"
 )
 
 const (
@@ -127,6 +131,9 @@ func New(opts ...Option) *Catalog {
 		// Compacted: the latest join state per episode; a tombstone when the
 		// episode is finished.
 		{Name: JoinerChangelog, Key: "episode id", Doc: "joiner state per open episode (changelog)", Partitions: 6, Cleanup: Compact, MaxMessageBytes: 16 * mib},
+		// One partition, no records: its owner in a policy's lease group
+		// is that policy's leading learner.
+		{Name: LearnerLease, Key: "none (never written)", Doc: "learner leadership: the member of a policy's lease group holding partition 0 leads", Partitions: 1, Retention: 1 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
 	}}
 	for _, o := range opts {
 		o(c)

@@ -18,6 +18,12 @@
 //     services/policy's ONNX graph (parity tested).
 //   - checkpoint.go: the ONNX checkpoint and counters, so a restart never
 //     repeats or skips a weights version.
+//   - lease.go, publisher.go: one leader per policy. Learners of a policy
+//     join its lease group on the one-partition lease topic; the holder of
+//     partition 0 trains and publishes, the others stand by and take over
+//     when it goes. Versions are published in transactions under one
+//     transactional id per policy: a new leader's producer fences the old
+//     one, whose publish then fails (errFenced) and stops it.
 //   - offline.go: TrainOffline, `replay train` over a transitions topic.
 //   - curriculum.go, curriculum_tasks.go: the task scheduler (tiers,
 //     promotion, held-out evaluation, demonstrations, MiniWoB++ tasks).

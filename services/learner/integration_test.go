@@ -72,16 +72,32 @@ func syntheticTransitions(t *testing.T, n int, seed uint64) [][]byte {
 	return out
 }
 
-// publishedVersions reads every weights record of the policy.
+// publishedVersions reads every committed weights record, as the actors
+// and a resuming learner read them (read committed).
 func publishedVersions(ctx context.Context, t *testing.T, seeds []string, topic string) []*eventspb.Weights {
 	t.Helper()
+	return readWeights(ctx, t, seeds, topic, kgo.ReadCommitted())
+}
+
+// readWeights reads the weights topic to its end at isolation level iso:
+// the last stable offset when read committed, the high watermark when not.
+// Transaction markers are read too (and skipped): the end lies past the
+// last one.
+func readWeights(ctx context.Context, t *testing.T, seeds []string, topic string, iso kgo.IsolationLevel) []*eventspb.Weights {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(),
 		kgo.FetchMaxBytes(80<<20), kgo.FetchMaxPartitionBytes(80<<20), kgo.BrokerMaxReadBytes(100<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	adm := kadm.NewClient(cl)
+	list := adm.ListEndOffsets
+	if iso == kgo.ReadCommitted() {
+		list = adm.ListCommittedOffsets
+	}
+	ends, err := list(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +111,9 @@ func publishedVersions(ctx context.Context, t *testing.T, seeds []string, topic 
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			read = r.Offset + 1
+			if r.Attrs.IsControl() {
+				return
+			}
 			w, err := eventspb.DecodeWeights(r.Value)
 			if err != nil {
 				t.Fatalf("undecodable weights at %d: %v", r.Offset, err)

@@ -2,6 +2,7 @@ package learner
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -68,6 +69,9 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		n := s.updated(st, took)
 		if n-lastPublish >= int64(s.o.publishK) {
 			if err := s.publish(ctx, t, st); err != nil {
+				if fatalPublish(err) {
+					return err
+				}
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -82,7 +86,11 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := s.publish(pctx, t, st); err != nil {
-			s.log.Warn("unable to publish the final weights", "err", err)
+			if errors.Is(err, errFenced) {
+				s.log.Warn("final weights not published: a newer learner of this policy fenced this one", "err", err)
+			} else {
+				s.log.Warn("unable to publish the final weights", "err", err)
+			}
 		}
 	}
 	return nil
@@ -103,6 +111,9 @@ func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rn
 	}
 	for ctx.Err() == nil {
 		if err := s.publish(ctx, t, st); err != nil {
+			if fatalPublish(err) {
+				return st, err
+			}
 			s.log.Error("unable to publish weights; the on-policy actors wait for them, retrying", "err", err)
 			_ = backoff.Sleep(ctx, time.Second)
 			continue

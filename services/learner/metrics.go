@@ -17,6 +17,7 @@ type metrics struct {
 	updates       prometheus.Counter
 	published     prometheus.Counter
 	version       prometheus.Gauge
+	leader        prometheus.Gauge
 	loss          prometheus.Gauge
 	entropy       prometheus.Gauge
 	pending       prometheus.Gauge
@@ -55,6 +56,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		updates:     c("updates_total", "Gradient updates."),
 		published:   c("weights_published_total", "Weights versions published."),
 		version:     g("policy_version", "Newest published policy version."),
+		leader:      g("leader", "1 while this learner leads its policy (holds the lease), 0 while it stands by."),
 		loss:        g("loss", "Total loss of the last update."),
 		entropy:     g("entropy", "Mean policy entropy of the last update."),
 		pending:     g("pending_transitions", "Transitions waiting for the end of their episode or group."),

@@ -45,6 +45,12 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	}
 	defer s.closeClients()
 	s.arch, s.params = s.o.arch, s.o.arch.NewParams(s.o.seed)
+	// Claimed before the newest version is read, as a leader does: a live
+	// learner of the same name is fenced, and cannot publish the version
+	// this one is about to.
+	if s.weights, err = claimWeights(ctx, s.factory, "learner-offline-publish", weightsTxnID(s.catalog.Prefix, s.o.policyName), s.log); err != nil {
+		return res, err
+	}
 	// A fresh model, but the policy name's version sequence goes on.
 	latest, err := weightstopic.Latest(ctx, s.newClient("learner-offline-weights"), s.catalog.Name(topics.Weights), s.o.policyName, s.log, nil)
 	if err != nil {

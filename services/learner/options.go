@@ -38,6 +38,9 @@ type options struct {
 	curriculum *CurriculumConfig
 	openTTL    time.Duration
 	syncBatch  int
+
+	leaseGroup   string
+	leaseTimeout time.Duration
 }
 
 func defaultOptions() options {
@@ -60,6 +63,8 @@ func defaultOptions() options {
 		bcUpdates:  300,
 		seed:       1,
 		openTTL:    2 * time.Minute,
+
+		leaseTimeout: 6 * time.Second,
 	}
 }
 
@@ -83,6 +88,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid GRPO group size %d: want at least 2", o.groupSize)
 	case o.policyName == "":
 		return fmt.Errorf("invalid policy name: empty")
+	case o.leaseTimeout < time.Second:
+		return fmt.Errorf("invalid lease timeout %s: want at least 1s", o.leaseTimeout)
 	}
 	if _, err := ParseAlgo(string(o.hyper.Algo)); err != nil {
 		return err
@@ -175,3 +182,14 @@ func WithSeed(s uint64) Option { return func(o *options) { o.seed = s } }
 
 // WithCurriculum runs the task scheduler inside the learner (default: off).
 func WithCurriculum(c CurriculumConfig) Option { return func(o *options) { o.curriculum = &c } }
+
+// WithLeaseGroup sets the consumer group whose holder of the lease topic's
+// partition leads the policy (default: the catalog prefix +
+// "learner-lease-" + the policy name). Learners of one policy share it.
+func WithLeaseGroup(g string) Option { return func(o *options) { o.leaseGroup = g } }
+
+// WithLeaseTimeout sets the session timeout of the lease group and of the
+// transitions group (default 6s, the broker's smallest by default): a
+// killed leader's standby takes over this long after the leader's last
+// heartbeat.
+func WithLeaseTimeout(d time.Duration) Option { return func(o *options) { o.leaseTimeout = d } }

@@ -34,8 +34,14 @@ type Service struct {
 	log     *slog.Logger
 	m       *metrics
 
-	producer *kgo.Client
+	producer *kgo.Client // dead letters and the curriculum's tasks
 	consumer *kgo.Client
+	weights  *weightsProducer // versions, in transactions (leader only)
+
+	// Leadership: the lease, and while standing by, the wait for it.
+	lease         *lease
+	standbyCancel context.CancelFunc
+	standbyDone   chan struct{}
 
 	replay *replay
 	demos  *replay
@@ -82,6 +88,9 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	if o.group == "" {
 		o.group = cat.Prefix + "learner"
 	}
+	if o.leaseGroup == "" {
+		o.leaseGroup = cat.Prefix + "learner-lease-" + o.policyName
+	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -125,15 +134,74 @@ func (s *Service) fail(err error) {
 // Version is the newest published version.
 func (s *Service) Version() uint64 { return s.version.Load() }
 
-// Start implements app.Service: it resumes from the newest of the
+// leaseJoinTimeout bounds Start's wait for the lease group's first
+// assignment. A group whose previous leader was killed answers after that
+// leader's session timeout.
+const leaseJoinTimeout = time.Minute
+
+// Start implements app.Service: it joins the policy's lease group. The
+// leader (the member holding the lease) resumes from the newest of the
 // checkpoint and the weights topic (or a fresh initialisation), then starts
-// consuming, training and, when configured, scheduling tasks.
+// consuming, training and, when configured, scheduling tasks, all before
+// Start returns. A standby returns at once, does nothing but hold its place
+// in the group, and takes over the same way when the group gives it the
+// lease (the leader stopped, or was killed: after its session timeout).
 func (s *Service) Start(ctx context.Context) (err error) {
+	if s.lease, err = newLease(s.factory, s.o.leaseGroup, s.catalog.Name(topics.LearnerLease), s.o.leaseTimeout, s.log); err != nil {
+		return err
+	}
 	defer func() {
-		if err != nil {
-			s.closeClients()
+		if err != nil && s.lease != nil {
+			s.lease.close()
+			s.lease = nil
 		}
 	}()
+	if err := s.lease.waitSettled(ctx, leaseJoinTimeout); err != nil {
+		return err
+	}
+	if s.lease.leads() {
+		return s.lead(ctx)
+	}
+	s.m.leader.Set(0)
+	s.log.Info("learner standing by: another learner leads the policy; this one takes over when it goes",
+		"policy", s.o.policyName, "lease_group", s.o.leaseGroup, "session_timeout", s.o.leaseTimeout)
+	sctx, cancel := context.WithCancel(context.Background())
+	s.standbyCancel, s.standbyDone = cancel, make(chan struct{})
+	go s.standBy(sctx)
+	return nil
+}
+
+// standBy waits for the lease and takes over with it.
+func (s *Service) standBy(ctx context.Context) {
+	defer close(s.standbyDone)
+	select {
+	case <-ctx.Done():
+		return
+	case <-s.lease.acquired:
+	}
+	t0 := time.Now()
+	s.log.Info("learner lease acquired; taking over", "policy", s.o.policyName)
+	if err := s.lead(ctx); err != nil {
+		if ctx.Err() == nil {
+			s.fail(fmt.Errorf("unable to take over as the leading learner: %w", err))
+		}
+		return
+	}
+	s.log.Info("learner took over", "policy", s.o.policyName, "version", s.version.Load(), "took", time.Since(t0).Round(time.Millisecond))
+}
+
+// lead makes this learner the policy's publisher: it claims the weights
+// producer (fencing every earlier one), resumes from the newest committed
+// version, then consumes, trains and schedules.
+func (s *Service) lead(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			s.closeWork()
+		}
+	}()
+	if s.weights, err = claimWeights(ctx, s.factory, "learner-publish", weightsTxnID(s.catalog.Prefix, s.o.policyName), s.log); err != nil {
+		return err
+	}
 	if s.producer, err = s.factory.NewClient("learner",
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
@@ -155,6 +223,11 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		kgo.FetchMaxBytes(64<<20),
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(time.Second),
+		// The lease's session: a leader that took over after a kill -9
+		// joins a group the dead leader is still a member of, and its
+		// join waits until that member's session ran out.
+		kgo.SessionTimeout(s.o.leaseTimeout),
+		kgo.HeartbeatInterval(max(s.o.leaseTimeout/6, 100*time.Millisecond)),
 	); err != nil {
 		return err
 	}
@@ -171,6 +244,10 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		default:
 		}
 		if err != nil && runCtx.Err() == nil {
+			if errors.Is(err, errFenced) {
+				s.log.Error("learner fenced: a newer learner publishes this policy; this one stops publishing and exits",
+					"policy", s.o.policyName, "version", s.version.Load(), "err", err)
+			}
 			s.fail(fmt.Errorf("learner training stopped: %w", err))
 		}
 	}()
@@ -191,10 +268,32 @@ func (s *Service) Start(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if s.lease != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchLease(runCtx)
+		}()
+	}
+	s.m.leader.Set(1)
 	s.log.Info("learner running", "policy", s.o.policyName, "version", s.version.Load(), "algo", s.o.hyper.Algo,
 		"sampling", s.o.sampling, "batch", s.o.batchSize, "publish_every", s.o.publishK, "group", s.o.group,
-		"curriculum", s.cur != nil)
+		"curriculum", s.cur != nil, "role", "leader")
 	return nil
+}
+
+// watchLease stops a leader whose lease the group took away (its session
+// expired: it was paused or cut off, and a standby may lead now). The
+// fenced producer already keeps it from publishing; this stops the rest
+// (training, tasks) without waiting for the next publish to find out.
+func (s *Service) watchLease(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-s.lease.lost:
+		s.log.Error("learner lost its lease: another learner may lead this policy now; this one stops",
+			"policy", s.o.policyName, "lease_group", s.o.leaseGroup, "version", s.version.Load())
+		s.fail(fmt.Errorf("unable to keep leading policy %q: the learner lease group took the lease away", s.o.policyName))
+	}
 }
 
 // resume picks the starting parameters and version: the newest of the
@@ -282,6 +381,12 @@ func (s *Service) Stop(ctx context.Context) error {
 // commits and flushes.
 func (s *Service) quiesce(ctx context.Context) error {
 	var errs []error
+	if s.standbyCancel != nil {
+		// A standby stops waiting; a takeover under way ends first, so
+		// what it started is stopped below.
+		s.standbyCancel()
+		<-s.standbyDone
+	}
 	if s.cur != nil {
 		errs = append(errs, s.cur.stop(ctx))
 	}
@@ -309,7 +414,19 @@ func (s *Service) quiesce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// closeClients closes every client, the lease last.
 func (s *Service) closeClients() {
+	s.closeWork()
+	// Last: while a stopping leader still holds the lease, no standby
+	// takes over, and its final version is out before one does.
+	if s.lease != nil {
+		s.lease.close()
+		s.lease = nil
+	}
+}
+
+// closeWork closes the clients of a leader's work.
+func (s *Service) closeWork() {
 	if s.consumer != nil {
 		s.consumer.CloseAllowingRebalance()
 		s.consumer = nil
@@ -317,6 +434,10 @@ func (s *Service) closeClients() {
 	if s.producer != nil {
 		s.producer.Close()
 		s.producer = nil
+	}
+	if s.weights != nil {
+		s.weights.close()
+		s.weights = nil
 	}
 }
 
@@ -363,8 +484,8 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rec := &kgo.Record{Topic: s.catalog.Name(topics.Weights), Key: []byte(s.o.policyName), Value: b}
-	if err := s.producer.ProduceSync(pctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("unable to publish weights version %d: %w", v, kafka.NewRecordError(rec, err))
+	if err := s.weights.publish(pctx, rec); err != nil {
+		return fmt.Errorf("unable to publish weights version %d: %w", v, err)
 	}
 	s.version.Store(v)
 	s.m.version.Set(float64(v))

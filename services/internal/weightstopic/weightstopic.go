@@ -1,7 +1,9 @@
 // Package weightstopic reads the compacted weights topic: the newest
 // published version of a policy, checked against its own sha256. The actor
 // follows it to swap models; the learner reads it to continue the version
-// sequence after a restart.
+// sequence after a restart or a takeover. The learner publishes in
+// transactions (a fenced learner's version must never be seen), so the
+// topic is read committed.
 package weightstopic
 
 import (
@@ -32,8 +34,8 @@ type Reader struct {
 // Accept decodes r and returns it when it is a usable version of the policy
 // newer than have (any version when !haveAny).
 func (w *Reader) Accept(r *kgo.Record, have uint64, haveAny bool) (*eventspb.Weights, bool) {
-	if string(r.Key) != w.Policy || len(r.Value) == 0 {
-		return nil, false // another policy, or a tombstone
+	if r.Attrs.IsControl() || string(r.Key) != w.Policy || len(r.Value) == 0 {
+		return nil, false // a transaction marker, another policy, or a tombstone
 	}
 	ev, err := eventspb.DecodeWeights(r.Value)
 	if err != nil {
@@ -61,12 +63,15 @@ func (w *Reader) bad() {
 	}
 }
 
-// CatchUp reads the topic up to its current end (at most timeout) and
-// returns the newest version of the policy, or nil when none is published.
+// CatchUp reads the topic up to its current committed end (at most
+// timeout) and returns the newest version of the policy, or nil when none
+// is published. The end is the last stable offset: a transaction still
+// open (a learner that was just fenced, before its coordinator aborted it)
+// holds nothing a reader may see.
 func (w *Reader) CatchUp(ctx context.Context, timeout time.Duration) (*eventspb.Weights, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ends, err := kadm.NewClient(w.Client).ListEndOffsets(ctx, w.Topic)
+	ends, err := kadm.NewClient(w.Client).ListCommittedOffsets(ctx, w.Topic)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read the end of %s: %w", w.Topic, err)
 	}
@@ -104,12 +109,17 @@ func (w *Reader) CatchUp(ctx context.Context, timeout time.Duration) (*eventspb.
 	return best, nil
 }
 
-// ConsumeOpts reads the weights topic from its start with fetch limits
-// above the largest model the topic accepts (64 MiB).
+// ConsumeOpts reads the weights topic from its start, committed records
+// only, with fetch limits above the largest model the topic accepts (64
+// MiB). Transaction markers are kept: the topic's committed end lies past
+// the last commit marker, and CatchUp sees it was reached only by reading
+// the marker (Accept skips them).
 func ConsumeOpts(topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
 		kgo.FetchMaxBytes(80 << 20), kgo.FetchMaxPartitionBytes(80 << 20), kgo.BrokerMaxReadBytes(100 << 20),
 	}
 }

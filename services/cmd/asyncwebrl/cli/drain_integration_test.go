@@ -43,7 +43,7 @@ func TestIntegrationCleanStopRecordsEveryEvent(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = adm.DeleteGroups(ctx, prefix+"joiner", prefix+"learner", prefix+"recorder", prefix+"actor")
+		_, _ = adm.DeleteGroups(ctx, prefix+"joiner", prefix+"learner", prefix+"learner-lease-default", prefix+"recorder", prefix+"actor")
 		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
 		analyticstest.Drop(t, chAdmin, db)
 	})

@@ -53,7 +53,7 @@ func TestIntegrationTopicsCommand(t *testing.T) {
 	})
 
 	out, code := run("topics", "apply")
-	if code != 0 || !strings.Contains(out, "10 change(s)") {
+	if code != 0 || !strings.Contains(out, "11 change(s)") {
 		t.Fatalf("first apply: exit %d\n%s", code, out)
 	}
 	out, code = run("topics", "apply")

@@ -1,0 +1,348 @@
+package learner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// TestIntegrationLearnerStandbyTakesOver runs learners of one policy as
+// processes of the real binary, each with a run directory (checkpoint) of
+// its own, on the real broker. While the leader trains, a standby waits
+// and publishes nothing. The leader is killed with kill -9: the standby
+// takes over and publishes the next version. A third learner stands by; the
+// new leader is paused (SIGSTOP) until its lease times out and the third
+// takes over, then resumed: that zombie stops with an error instead of
+// publishing. Across both takeovers every version's parent is the version
+// before it: no fork, no repeat, no gap.
+func TestIntegrationLearnerStandbyTakesOver(t *testing.T) {
+	kc := kafkatest.Real(t, "ls", topics.WithPartitions(2))
+	seeds, prefix, cat := kc.Seeds, kc.Catalog.Prefix, kc.Catalog
+	admin := kc.Client(t, kgo.ProducerBatchMaxBytes(16<<20))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	trTopic, wTopic := cat.Name(topics.Transitions), cat.Name(topics.Weights)
+	produce := func(seed uint64) {
+		t.Helper()
+		for _, v := range syntheticTransitions(t, 300, seed) {
+			admin.Produce(ctx, &kgo.Record{Topic: trTopic, Key: []byte(fmt.Sprint(seed)), Value: v}, nil)
+		}
+		if err := admin.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(name string) *testenv.Process {
+		t.Helper()
+		runDir := t.TempDir() // a machine of its own: no shared checkpoint
+		return testenv.Start(t, bin, dir, name, "-target=learner", "-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix,
+			"-instance-id="+name, "-admin-addr=127.0.0.1:0", "-run-dir="+runDir, "-curriculum=false",
+			"-batch-size=16", "-publish-every=3", "-stop-timeout=60s")
+	}
+	// waitFor polls the committed versions until one published by producer
+	// arrives, failing if a process in live ends.
+	waitFor := func(producer string, live ...*testenv.Process) []*eventspb.Weights {
+		t.Helper()
+		for {
+			ws := publishedVersions(ctx, t, seeds, wTopic)
+			for _, w := range ws {
+				if w.GetEnvelope().GetProducer() == producer {
+					return ws
+				}
+			}
+			for _, p := range live {
+				select {
+				case <-p.Done:
+					t.Fatalf("learner exited: %v", p.Err)
+				default:
+				}
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	waitLog := func(p *testenv.Process, s string) {
+		t.Helper()
+		for !p.LogContains(t, s) {
+			select {
+			case <-p.Done:
+				t.Fatalf("learner exited before logging %q: %v", s, p.Err)
+			case <-ctx.Done():
+				t.Fatalf("no %q in %s: %v", s, p.Log, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+
+	produce(1)
+	a := start("learner-a")
+	waitLog(a, `msg="learner running"`)
+	b := start("learner-b")
+	waitLog(b, "learner standing by")
+	waitFor("learner-a", a, b)
+
+	// kill -9 of the leader.
+	if err := a.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	<-a.Done
+	before := publishedVersions(ctx, t, seeds, wTopic)
+	for _, w := range before {
+		if p := w.GetEnvelope().GetProducer(); p != "learner-a" {
+			t.Fatalf("version %d published by %s while learner-a led: a standby published", w.GetVersion(), p)
+		}
+	}
+	lastA := before[len(before)-1].GetVersion()
+	produce(2)
+	waitLog(b, "learner took over")
+	tookOver := time.Since(killed)
+	afterB := waitFor("learner-b", b)
+	var firstB *eventspb.Weights
+	for _, w := range afterB {
+		if w.GetEnvelope().GetProducer() == "learner-b" {
+			firstB = w
+			break
+		}
+	}
+	t.Logf("learner-a killed after version %d; learner-b led %s after the kill and published version %d (parent %d) %s after it",
+		lastA, tookOver.Round(time.Millisecond), firstB.GetVersion(), firstB.GetParentVersion(), time.Since(killed).Round(time.Millisecond))
+	if firstB.GetVersion() != lastA+1 || firstB.GetParentVersion() != lastA {
+		t.Errorf("the standby's first version is %d (parent %d); want %d (parent %d)", firstB.GetVersion(), firstB.GetParentVersion(), lastA+1, lastA)
+	}
+	if !b.LogContains(t, `from="weights topic"`) {
+		t.Errorf("the standby did not resume from the weights topic")
+	}
+
+	// A zombie: the leader pauses past its lease, a standby takes over,
+	// and the paused one wakes up.
+	c := start("learner-c")
+	waitLog(c, "learner standing by")
+	if err := b.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	produce(3)
+	waitLog(c, "learner took over")
+	waitFor("learner-c", c)
+	t.Logf("learner-b paused; learner-c led %s later", time.Since(paused).Round(time.Millisecond))
+	if err := b.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Done:
+	case <-ctx.Done():
+		t.Fatalf("the zombie learner-b did not stop: %v", ctx.Err())
+	}
+	if b.Err == nil {
+		t.Errorf("the zombie learner-b exited with status 0; want a failure")
+	}
+	zombie := b.Lines(t, "lost its lease", "learner fenced")
+	if len(zombie) == 0 {
+		t.Errorf("the zombie learner-b did not say it lost its lease or was fenced")
+	}
+	t.Logf("zombie learner-b: %v; %s", b.Err, strings.Join(zombie, " | "))
+
+	if err := c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done
+	if c.Err != nil {
+		t.Fatalf("learner-c did not stop cleanly on SIGTERM: %v", c.Err)
+	}
+	all := publishedVersions(ctx, t, seeds, wTopic)
+	var seq []string
+	for i, w := range all {
+		seq = append(seq, fmt.Sprintf("%d:%s", w.GetVersion(), strings.TrimPrefix(w.GetEnvelope().GetProducer(), "learner-")))
+		if w.GetVersion() != uint64(i+1) || w.GetParentVersion() != uint64(i) {
+			t.Errorf("record %d: version %d parent %d, want %d and %d", i, w.GetVersion(), w.GetParentVersion(), i+1, i)
+		}
+	}
+	t.Logf("versions:producer: %s", strings.Join(seq, " "))
+	for _, w := range all {
+		if w.GetEnvelope().GetProducer() == "learner-b" && w.GetEnvelope().GetProducedAtUnixNano() > paused.UnixNano() {
+			t.Errorf("version %d published by the zombie learner-b after it was paused", w.GetVersion())
+		}
+	}
+}
+
+// TestIntegrationLearnerFencedPublishRejected: once a newer learner has
+// claimed the policy's weights producer, the old one's publish fails with
+// errFenced, whether it starts a new transaction or had one open, and
+// read-committed readers (actors, a resuming learner) never see what it
+// wrote.
+func TestIntegrationLearnerFencedPublishRejected(t *testing.T) {
+	kc := kafkatest.Real(t, "lf")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	wTopic, id := kc.Catalog.Name(topics.Weights), weightsTxnID(kc.Catalog.Prefix, "p")
+	record := func(version uint64, by string) *kgo.Record {
+		t.Helper()
+		b, err := eventspb.Marshal(&eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: "p", Version: version,
+			ParentVersion: version - 1, Onnx: []byte(by)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &kgo.Record{Topic: wTopic, Key: []byte("p"), Value: b}
+	}
+	claim := func(name string) *weightsProducer {
+		t.Helper()
+		p, err := claimWeights(ctx, f, name, id, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		return p
+	}
+
+	a := claim("a")
+	if err := a.publish(ctx, record(1, "a")); err != nil {
+		t.Fatalf("leader a: %v", err)
+	}
+	b := claim("b") // b takes over; a does not know
+	err := a.publish(ctx, record(2, "a"))
+	t.Logf("a's publish after b's claim: %v", err)
+	if !errors.Is(err, errFenced) {
+		t.Fatalf("a's publish after b's claim: %v; want errFenced", err)
+	}
+	if err := b.publish(ctx, record(2, "b")); err != nil {
+		t.Fatalf("new leader b: %v", err)
+	}
+
+	// b is fenced with a transaction open: its record is in the log, and
+	// its commit is refused.
+	if err := b.cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.cl.ProduceSync(ctx, record(3, "b")).FirstErr(); err != nil {
+		t.Fatalf("b's produce before c's claim: %v", err)
+	}
+	c := claim("c")
+	err = b.cl.EndTransaction(ctx, kgo.TryCommit)
+	t.Logf("b's commit after c's claim: %v", err)
+	if !kafka.Fenced(err) {
+		t.Fatalf("b's commit after c's claim: %v; want a fencing error", err)
+	}
+	if err := b.publish(ctx, record(3, "b")); !errors.Is(err, errFenced) {
+		t.Fatalf("b's next publish: %v; want errFenced", err)
+	}
+	if err := c.publish(ctx, record(3, "c")); err != nil {
+		t.Fatalf("new leader c: %v", err)
+	}
+
+	committed := readWeights(ctx, t, kc.Seeds, wTopic, kgo.ReadCommitted())
+	var got []string
+	for _, w := range committed {
+		got = append(got, fmt.Sprintf("%d:%s", w.GetVersion(), w.GetEnvelope().GetProducer()))
+	}
+	if want := "1:a 2:b 3:c"; strings.Join(got, " ") != want {
+		t.Errorf("read committed: %s; want %s", strings.Join(got, " "), want)
+	}
+	// The aborted record is in the log: only the isolation level hides it.
+	var raw []string
+	for _, w := range readWeights(ctx, t, kc.Seeds, wTopic, kgo.ReadUncommitted()) {
+		raw = append(raw, fmt.Sprintf("%d:%s", w.GetVersion(), w.GetEnvelope().GetProducer()))
+	}
+	t.Logf("read committed: %v; read uncommitted: %v", got, raw)
+	if !strings.Contains(strings.Join(raw, " "), "3:b") {
+		t.Errorf("read uncommitted: %v; want the fenced transaction's 3:b in the log", raw)
+	}
+	// What a resuming learner or an actor takes as the newest version.
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("latest", opts...) }
+	latest, err := weightstopic.Latest(ctx, newClient, wTopic, "p", log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest.GetVersion() != 3 || latest.GetEnvelope().GetProducer() != "c" {
+		t.Errorf("newest version read: %d by %s; want 3 by c", latest.GetVersion(), latest.GetEnvelope().GetProducer())
+	}
+}
+
+// TestIntegrationLearnerFencedStops runs a leading learner in process while
+// another claims its policy's weights producer behind its back (a takeover
+// it has not noticed: its lease is untouched). Its next publish is
+// rejected; it fails with errFenced (the process would exit non-zero)
+// instead of publishing, retrying or panicking, and nothing it trained
+// after the claim is visible.
+func TestIntegrationLearnerFencedStops(t *testing.T) {
+	kc := kafkatest.Real(t, "lz", topics.WithPartitions(2))
+	seeds, cat := kc.Seeds, kc.Catalog
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg, err := config.Parse([]string{"-brokers=" + strings.Join(seeds, ",")}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := kafka.NewFactory(cfg, seeds, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	produce := func(seed uint64) {
+		t.Helper()
+		for _, v := range syntheticTransitions(t, 200, seed) {
+			kc.Admin.Produce(ctx, &kgo.Record{Topic: cat.Name(topics.Transitions), Key: []byte("k"), Value: v}, nil)
+		}
+		if err := kc.Admin.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(1)
+	svc, err := New(cfg, f, cat, WithPolicyName("zombie"), WithBatchSize(16), WithPublishEvery(3), WithInstanceID("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = svc.Stop(context.Background()) }()
+	for svc.Version() < 2 {
+		select {
+		case err := <-svc.Failed():
+			t.Fatalf("learner failed before the claim: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("no version 2: %v", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	other, err := claimWeights(ctx, f, "other", weightsTxnID(cat.Prefix, "zombie"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.close()
+	atClaim := publishedVersions(ctx, t, seeds, cat.Name(topics.Weights))
+	produce(2) // more experience, so the fenced learner trains and publishes again
+	select {
+	case err = <-svc.Failed():
+	case <-ctx.Done():
+		t.Fatalf("the fenced learner did not fail: %v", ctx.Err())
+	}
+	t.Logf("fenced learner failed at version %d (topic at the claim: %d versions): %v", svc.Version(), len(atClaim), err)
+	if !errors.Is(err, errFenced) {
+		t.Fatalf("failure %v; want errFenced", err)
+	}
+	after := publishedVersions(ctx, t, seeds, cat.Name(topics.Weights))
+	if len(after) != len(atClaim) {
+		t.Errorf("%d versions published after the claim by a fenced learner", len(after)-len(atClaim))
+	}
+	for i, w := range after {
+		if w.GetVersion() != uint64(i+1) || w.GetParentVersion() != uint64(i) {
+			t.Errorf("record %d: version %d parent %d", i, w.GetVersion(), w.GetParentVersion())
+		}
+	}
+}
