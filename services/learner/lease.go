@@ -30,11 +30,11 @@ type lease struct {
 	log   *slog.Logger
 
 	settledOnce, acquiredOnce, lostOnce sync.Once
-	settled  chan struct{} // the group's first assignment arrived (leader or standby)
-	acquired chan struct{} // partition 0 is ours
-	lost     chan struct{} // partition 0 was ours and is no longer
-	held     atomic.Bool
-	closing  atomic.Bool
+	settled                             chan struct{} // the group's first assignment arrived (leader or standby)
+	acquired                            chan struct{} // partition 0 is ours
+	lost                                chan struct{} // partition 0 was ours and is no longer
+	held                                atomic.Bool
+	closing                             atomic.Bool
 }
 
 // newLease joins group on topic with a session of timeout: a member that
