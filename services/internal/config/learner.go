@@ -31,6 +31,9 @@ type Learner struct {
 	// EvalFraction of assignments are greedy evaluation episodes on the
 	// held-out sites.
 	EvalFraction float64
+	// LeaseTimeout is how long after a leading learner's last heartbeat a
+	// standby of the same policy takes over.
+	LeaseTimeout time.Duration
 }
 
 // Run configures the main job.
@@ -55,6 +58,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")
 	fs.IntVar(&l.InFlight, "in-flight", 16, "learner: scheduled tasks outstanding at once (env "+envName("in-flight")+")")
 	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
+	fs.DurationVar(&l.LeaseTimeout, "lease-timeout", 6*time.Second, "learner: a standby learner of the policy takes over this long after the leader's last heartbeat; at least the broker's group.min.session.timeout.ms (env "+envName("lease-timeout")+")")
 	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")
 }
 
@@ -87,6 +91,8 @@ func (l *Learner) validate() error {
 		return fmt.Errorf("invalid -demos %d: want >= 0", l.Demos)
 	case l.EvalFraction < 0 || l.EvalFraction >= 1:
 		return fmt.Errorf("invalid -eval-fraction %v: want [0, 1)", l.EvalFraction)
+	case l.LeaseTimeout != 0 && l.LeaseTimeout < time.Second:
+		return fmt.Errorf("invalid -lease-timeout %s: want at least 1s", l.LeaseTimeout)
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ func newLearner(d deps) (app.Service, error) {
 	if l.GroupSize > 0 {
 		opts = append(opts, learner.WithGroupSize(l.GroupSize))
 	}
+	if l.LeaseTimeout > 0 {
+		opts = append(opts, learner.WithLeaseTimeout(l.LeaseTimeout))
+	}
 	if l.Curriculum {
 		suite, err := webenv.ParseSuite(d.cfg.Suite)
 		if err != nil {
