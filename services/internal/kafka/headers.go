@@ -15,10 +15,24 @@ import (
 // knowing the catalog. Records to topics outside the catalog (a replay's
 // own output) and tombstones are left alone, and so is a record that
 // already names its type (a copy keeps its producer's headers).
-type EventHeaders struct{ catalog *topics.Catalog }
+type EventHeaders struct {
+	types map[string][]byte // full topic name -> message type
+}
 
 // NewEventHeaders returns the hook for the catalog's topics.
-func NewEventHeaders(c *topics.Catalog) EventHeaders { return EventHeaders{catalog: c} }
+func NewEventHeaders(c *topics.Catalog) EventHeaders {
+	// Looked up once per record produced: a map built once, no
+	// allocation on the way.
+	h := EventHeaders{types: map[string][]byte{}}
+	for _, s := range c.Specs {
+		if typ := c.MessageType(c.Name(s.Name)); typ != "" {
+			h.types[c.Name(s.Name)] = []byte(typ)
+		}
+	}
+	return h
+}
+
+var schemaVersion = []byte(eventspb.SchemaVersionHeader)
 
 // OnProduceRecordBuffered implements kgo.HookProduceRecordBuffered. franz-go
 // calls it before it sizes or batches the record, so the headers added here
@@ -27,8 +41,8 @@ func (h EventHeaders) OnProduceRecordBuffered(r *kgo.Record) {
 	if r.Value == nil {
 		return
 	}
-	typ := h.catalog.MessageType(r.Topic)
-	if typ == "" {
+	typ, ok := h.types[r.Topic]
+	if !ok {
 		return
 	}
 	for _, hd := range r.Headers {
@@ -37,8 +51,8 @@ func (h EventHeaders) OnProduceRecordBuffered(r *kgo.Record) {
 		}
 	}
 	r.Headers = append(r.Headers,
-		kgo.RecordHeader{Key: eventspb.HeaderMessageType, Value: []byte(typ)},
-		kgo.RecordHeader{Key: eventspb.HeaderSchemaVersion, Value: []byte(eventspb.SchemaVersionHeader)})
+		kgo.RecordHeader{Key: eventspb.HeaderMessageType, Value: typ},
+		kgo.RecordHeader{Key: eventspb.HeaderSchemaVersion, Value: schemaVersion})
 }
 
 var _ kgo.HookProduceRecordBuffered = EventHeaders{}
