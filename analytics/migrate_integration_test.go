@@ -187,6 +187,11 @@ func TestIntegrationRunsAndKindsOnAnExistingDatabase(t *testing.T) {
 	if _, err := analytics.Migrate(ctx, admin, db); err != nil {
 		t.Fatal(err)
 	}
+	// A recorder built before 0007 goes on inserting without run and kind
+	// (a held-out success): the defaults fill them, and the new view
+	// counts it.
+	exec(`INSERT INTO {db}.episodes (event_id, produced_at, produced_at_ns, episode_id, source, tier, family, site, split, length, success, policy_versions_used, policy_name)
+		SELECT 'e3', toDateTime('2026-01-15 10:01:00', 'UTC'), 0, 'ep3', 'policy', 'easy', 'click', 's1', 'test', 3, 1, [toUInt64(4)], 'pi'`)
 	kinds := func(table string) string {
 		t.Helper()
 		rows, err := admin.Query(ctx, "SELECT event_id, run, toString(kind) FROM "+db+"."+table+" ORDER BY event_id")
@@ -204,7 +209,7 @@ func TestIntegrationRunsAndKindsOnAnExistingDatabase(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got, want := kinds("episodes"), `e0:"":sample e1:"":greedy e2:"":demo`; got != want {
+	if got, want := kinds("episodes"), `e0:"":sample e1:"":greedy e2:"":demo e3:"":greedy`; got != want {
 		t.Errorf("old episodes read %s, want %s", got, want)
 	}
 	// An old action did not say whether it was greedy.
@@ -238,12 +243,12 @@ func TestIntegrationRunsAndKindsOnAnExistingDatabase(t *testing.T) {
 	if got, want := query("success_rate", ""), `family,site,split,tier,kind,policy_version,episodes,successes,aborted,success_pct
 click,s1,train,easy,sample,4,1,1,0,100
 click,s1,train,easy,demo,0,1,1,0,100
-click,s1,test,easy,greedy,4,1,0,0,0
+click,s1,test,easy,greedy,4,2,1,0,50
 `; got != want {
 		t.Errorf("success_rate after the migration:\n%s\nwant\n%s", got, want)
 	}
-	// The throughput view kept its old rows (run '').
-	if got, want := query("throughput", ""), "2026-01-15 10:01:00,actions,2,0.03\n2026-01-15 10:01:00,episodes,3,0.05\n"; !strings.HasSuffix(got, want) {
+	// The throughput view kept its old rows (run ''), and counts the new.
+	if got, want := query("throughput", ""), "2026-01-15 10:01:00,actions,2,0.03\n2026-01-15 10:01:00,episodes,4,0.07\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("throughput after the migration:\n%s\nwant its rows to end with\n%s", got, want)
 	}
 
@@ -256,11 +261,11 @@ click,s1,test,easy,greedy,4,1,0,0,0
 	}
 	// Over all runs, the old rows and the new run's add up: click's old
 	// sampled success of 3 steps and the dataset's successes of 2, 3 and 3
-	// steps and truncated failure of 5; the old held-out failure; the old
-	// demonstration of 3 steps and the dataset's two of 2.
+	// steps and truncated failure of 5; the held-out failure and success of
+	// 3 steps; the old demonstration of 3 steps and the dataset's two of 2.
 	if got, want := query("episode_outcomes", ""), `tier,family,kind,successes,failures,truncated_failures,mean_length_successes,mean_length_failures
 easy,click,sample,4,1,1,2.75,5
-easy,click,greedy,0,1,0,0,3
+easy,click,greedy,1,1,0,3,3
 easy,click,demo,3,0,0,2.33,0
 easy,miniwob/click-test,sample,1,1,0,1,4
 hard,shop,greedy,1,0,0,10,0
