@@ -16,16 +16,17 @@ var grafanaPanels = []struct {
 	{"Throughput: events/s by topic", "throughput", "none", [3]string{"bucket", "topic", "events_per_s"}},
 	{"Executor utilization: share of time by phase", "utilization_over_time", "percent", [3]string{"bucket", "phase", "pct"}},
 	{"Consumer lag: records behind by group", "lag_over_time", "none", [3]string{"bucket", "group_id", "lag_records"}},
-	{"Learning curve: success % by tier", "learning_curve", "percent", [3]string{"bucket", "tier", "success_pct"}},
+	{"Learning curve: success % by tier and kind", "learning_curve", "percent", [3]string{"bucket", "concat(toString(tier), ' ', toString(kind))", "success_pct"}},
 }
 
 // GrafanaSQL turns a saved query into the ClickHouse data source's SQL:
 // the time range and the bucket come from the dashboard's macros
 // ($__fromTime, $__toTime, $__interval_s, at least 60: the views are by
-// minute), and only the panel's three columns are selected.
+// minute), the run from the dashboard's run variable (a text box; empty:
+// every run), and only the panel's three columns are selected.
 func GrafanaSQL(q Query, columns [3]string) string {
 	sql := stripComments(q.SQL)
-	sql = strings.NewReplacer("@since", "$__fromTime", "@until", "$__toTime", "@bucket", "greatest(60, $__interval_s)").Replace(sql)
+	sql = strings.NewReplacer("@since", "$__fromTime", "@until", "$__toTime", "@bucket", "greatest(60, $__interval_s)", "@run", "'${run}'").Replace(sql)
 	return fmt.Sprintf("SELECT %s AS time, toString(%s) AS metric, %s AS value\nFROM\n(\n%s\n)\nORDER BY time, metric",
 		columns[0], columns[1], columns[2], sql)
 }
@@ -84,7 +85,11 @@ func GrafanaDashboard() ([]byte, error) {
 	d := map[string]any{
 		"uid": "asyncwebrl", "title": "AsyncWebRL", "schemaVersion": 39, "version": 1, "editable": true,
 		"time": map[string]string{"from": "now-1h", "to": "now"}, "refresh": "30s",
-		"tags":   []string{"asyncwebrl"},
+		"tags": []string{"asyncwebrl"},
+		"templating": map[string]any{"list": []map[string]any{{
+			"name": "run", "label": "run (topic prefix, empty: all)", "type": "textbox", "query": "",
+			"current": map[string]string{"text": "", "value": ""},
+		}}},
 		"panels": panels,
 	}
 	b, err := json.MarshalIndent(d, "", "  ")

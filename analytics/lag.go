@@ -19,6 +19,7 @@ type LagRow struct {
 	End       int64 // log end offset
 	Lag       int64
 	TakenBy   string // instance that took the snapshot
+	Run       string // the run (topic prefix) of the recorder that took it
 }
 
 // InsertLag writes one snapshot's rows into database.consumer_lag.
@@ -35,6 +36,7 @@ func InsertLag(ctx context.Context, conn driver.Conn, database string, rows []La
 	end := newCol[int64](b, "end_offset")
 	lag := newCol[int64](b, "lag")
 	takenBy := newStrCol(b, "taken_by")
+	run := newStrCol(b, "run")
 	for _, r := range rows {
 		takenAt.add(timeSeconds(r.TakenAt))
 		takenAtNs.add(r.TakenAt.UnixNano())
@@ -47,6 +49,7 @@ func InsertLag(ctx context.Context, conn driver.Conn, database string, rows []La
 		end.add(r.End)
 		lag.add(r.Lag)
 		takenBy.add(r.TakenBy)
+		run.add(r.Run)
 		b.rows++
 	}
 	return b.Insert(ctx, conn, database)

@@ -92,6 +92,7 @@ func envelope[E any](get func(E) *eventspb.Envelope, episode func(E) string) []f
 		fromRecord[E]("kafka_offset", func(r *Record) int64 { return r.Offset }),
 		fromRecord[E]("payload_bytes", func(r *Record) uint32 { return uint32(len(r.Value)) }),
 		recordedAt[E](),
+		runOf[E](),
 	}
 }
 

@@ -115,6 +115,18 @@ func TestIntegrationEnumsMatchProto(t *testing.T) {
 		if err := rows.Scan(&table, &name, &typ); err != nil {
 			t.Fatal(err)
 		}
+		if name == "kind" {
+			// Not a proto enum: what the recorder derives (kind.go).
+			var want []string
+			for _, k := range analytics.Kinds {
+				want = append(want, fmt.Sprintf("'%s' = %d", k, k))
+			}
+			if w := "Enum8(" + strings.Join(want, ", ") + ")"; typ != w {
+				t.Errorf("%s.kind is %s, want %s (analytics.Kinds)", table, typ, w)
+			}
+			seen++
+			continue
+		}
 		ed, ok := enums[name]
 		if !ok {
 			t.Errorf("%s.%s is an Enum8 with no proto enum to check against", table, name)
@@ -136,5 +148,128 @@ func TestIntegrationEnumsMatchProto(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Fatalf("checked %d enum columns, expected every raw table's", seen)
+	}
+}
+
+// TestIntegrationRunsAndKindsOnAnExistingDatabase applies migration 0007
+// (run and kind) to a database at version 6 that already holds rows: old
+// rows read an empty run and the kind their stored columns give, the success
+// view is back-filled from them, the per-minute views keep their old rows,
+// and rows recorded after it are told apart by run.
+func TestIntegrationRunsAndKindsOnAnExistingDatabase(t *testing.T) {
+	admin := analyticstest.Open(t)
+	db := testenv.Unique(t, "an")
+	t.Cleanup(func() { analyticstest.Drop(t, admin, db) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := analytics.MigrateUpTo(ctx, admin, db, 6); err != nil {
+		t.Fatal(err)
+	}
+	// Rows as a recorder before 0007 wrote them (INSERT ... SELECT: see
+	// Migrate). At 10:01: a sampled training success, a held-out failure
+	// and a demonstration's success; two actions, one of them a
+	// demonstration's.
+	exec := func(sql string) {
+		t.Helper()
+		if err := admin.Exec(ctx, strings.ReplaceAll(sql, "{db}", db)); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	exec(`INSERT INTO {db}.episodes (event_id, produced_at, produced_at_ns, episode_id, source, tier, family, site, split, length, success, policy_versions_used, policy_name)
+		SELECT 'e' || toString(number), toDateTime('2026-01-15 10:01:00', 'UTC'), 0, 'ep' || toString(number),
+		       if(number = 2, 'demo', 'policy'), 'easy', 'click', 's1', if(number = 1, 'test', 'train'), 3,
+		       number != 1, if(number = 2, emptyArrayUInt64(), [toUInt64(4)]), if(number = 2, 'oracle', 'pi')
+		FROM system.numbers LIMIT 3`)
+	exec(`INSERT INTO {db}.actions (event_id, produced_at, produced_at_ns, episode_id, source, action_type, policy_name, policy_version)
+		SELECT 'a' || toString(number), toDateTime('2026-01-15 10:01:00', 'UTC'), 0, 'ep' || toString(number),
+		       if(number = 1, 'demo', 'policy'), 'click', if(number = 1, 'oracle', 'pi'), 4
+		FROM system.numbers LIMIT 2`)
+	if _, err := analytics.Migrate(ctx, admin, db); err != nil {
+		t.Fatal(err)
+	}
+	// A recorder built before 0007 goes on inserting without run and kind
+	// (a held-out success): the defaults fill them, and the new view
+	// counts it.
+	exec(`INSERT INTO {db}.episodes (event_id, produced_at, produced_at_ns, episode_id, source, tier, family, site, split, length, success, policy_versions_used, policy_name)
+		SELECT 'e3', toDateTime('2026-01-15 10:01:00', 'UTC'), 0, 'ep3', 'policy', 'easy', 'click', 's1', 'test', 3, 1, [toUInt64(4)], 'pi'`)
+	kinds := func(table string) string {
+		t.Helper()
+		rows, err := admin.Query(ctx, "SELECT event_id, run, toString(kind) FROM "+db+"."+table+" ORDER BY event_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id, run, kind string
+			if err := rows.Scan(&id, &run, &kind); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s:%q:%s", id, run, kind))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := kinds("episodes"), `e0:"":sample e1:"":greedy e2:"":demo e3:"":greedy`; got != want {
+		t.Errorf("old episodes read %s, want %s", got, want)
+	}
+	// An old action did not say whether it was greedy.
+	if got, want := kinds("actions"), `a0:"":unspecified a1:"":demo`; got != want {
+		t.Errorf("old actions read %s, want %s", got, want)
+	}
+
+	conn, err := analytics.Open(ctx, analyticstest.Config(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	query := func(name, run string) string {
+		t.Helper()
+		q, err := analytics.LookupQuery(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := analytics.Run(ctx, conn, q, analytics.Params{Since: analyticstest.T0.Add(-time.Hour),
+			Until: analyticstest.T0.Add(time.Hour), Bucket: time.Minute, Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := res.Write(&b, "csv"); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	// The success view was back-filled from the old episodes, by kind.
+	if got, want := query("success_rate", ""), `family,site,split,tier,kind,policy_version,episodes,successes,aborted,success_pct
+click,s1,train,easy,sample,4,1,1,0,100
+click,s1,train,easy,demo,0,1,1,0,100
+click,s1,test,easy,greedy,4,2,1,0,50
+`; got != want {
+		t.Errorf("success_rate after the migration:\n%s\nwant\n%s", got, want)
+	}
+	// The throughput view kept its old rows (run ''), and counts the new.
+	if got, want := query("throughput", ""), "2026-01-15 10:01:00,actions,2,0.03\n2026-01-15 10:01:00,episodes,4,0.07\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("throughput after the migration:\n%s\nwant its rows to end with\n%s", got, want)
+	}
+
+	// A run recorded after the migration is told apart by its run.
+	if _, err := analyticstest.Load(ctx, conn, db, analyticstest.Dataset("new.")); err != nil {
+		t.Fatal(err)
+	}
+	if got := query("learning_curve", "new."); got != expected["learning_curve"] {
+		t.Errorf("learning_curve --run new.:\n%s\nwant\n%s", got, expected["learning_curve"])
+	}
+	// Over all runs, the old rows and the new run's add up: click's old
+	// sampled success of 3 steps and the dataset's successes of 2, 3 and 3
+	// steps and truncated failure of 5; the held-out failure and success of
+	// 3 steps; the old demonstration of 3 steps and the dataset's two of 2.
+	if got, want := query("episode_outcomes", ""), `tier,family,kind,successes,failures,truncated_failures,mean_length_successes,mean_length_failures
+easy,click,sample,4,1,1,2.75,5
+easy,click,greedy,1,1,0,3,3
+easy,click,demo,3,0,0,2.33,0
+easy,miniwob/click-test,sample,1,1,0,1,4
+hard,shop,greedy,1,0,0,10,0
+`; got != want {
+		t.Errorf("episode_outcomes over all runs:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,9 @@ func TestMigrationsLoad(t *testing.T) {
 	}
 }
 
+// fromTable is a FROM that names a table (not a subquery).
+var fromTable = regexp.MustCompile(`FROM [a-z_]`)
+
 func TestSavedQueriesDocumented(t *testing.T) {
 	qs, err := Queries()
 	if err != nil {
@@ -66,6 +70,11 @@ func TestSavedQueriesDocumented(t *testing.T) {
 		}
 		if !strings.Contains(q.SQL, "@since") || !strings.Contains(q.SQL, "@until") {
 			t.Errorf("saved query %s ignores the window (@since/@until)", q.Name)
+		}
+		// Every table holds every run: a query that reads one without
+		// the run filter mixes runs (`asyncwebrl query --run`).
+		if len(fromTable.FindAllString(q.SQL, -1)) > strings.Count(q.SQL, "(@run = '' OR run = @run)") {
+			t.Errorf("saved query %s reads a table without the run filter (@run = '' OR run = @run)", q.Name)
 		}
 	}
 	if _, err := LookupQuery("nope"); err == nil || !strings.Contains(err.Error(), "throughput") {

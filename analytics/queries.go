@@ -80,12 +80,14 @@ func parseQuery(name, text string) Query {
 }
 
 // Params are the values a saved query's placeholders take: @since and
-// @until (DateTime, the window [since, until)) and @bucket (UInt32 seconds,
-// the width of a time bucket in charts).
+// @until (DateTime, the window [since, until)), @bucket (UInt32 seconds,
+// the width of a time bucket in charts) and @run (String, the run whose
+// rows count: its topic prefix, the tables' run column; empty for all runs).
 type Params struct {
 	Since  time.Time
 	Until  time.Time
 	Bucket time.Duration // zero: AutoBucket(Until - Since)
+	Run    string        // empty: every run
 }
 
 // bucketSteps are the bucket widths charts use: whole minutes at least,
@@ -120,6 +122,7 @@ func (p Params) args() []any {
 		clickhouse.Named("since", p.Since.UTC().Truncate(time.Second)),
 		clickhouse.Named("until", p.Until.UTC().Truncate(time.Second)),
 		clickhouse.Named("bucket", uint32(b/time.Second)),
+		clickhouse.Named("run", p.Run),
 	}
 }
 

@@ -13,6 +13,9 @@ type Record struct {
 	Timestamp time.Time // the Kafka record timestamp
 	// RecordedAt is when the recorder decoded the record.
 	RecordedAt time.Time
+	// Run is the run the record belongs to: the topic prefix of the
+	// recorder's catalog (e.g. "run-20261201-170234."), the run column.
+	Run string
 }
 
 // maxDateTime is the last second ClickHouse's DateTime (a UInt32) holds.

@@ -39,7 +39,8 @@ var taskNames = []string{"task_id", "site", "family", "seed", "tier", "split", "
 
 func newTaskTable() eventTable {
 	return newEventTable(topics.Tasks, eventspb.DecodeTask, nil, named[task](taskNames...),
-		named[task]("group_size", "max_steps", "policy_name", "start_url"))
+		named[task]("group_size", "max_steps", "policy_name", "start_url", "greedy", "demo"),
+		fields(kindOf(TaskKind)))
 }
 
 // The frame is stored as its size and sha256 only: frames stay on Kafka
@@ -50,7 +51,8 @@ func newObsTable() eventTable {
 		named[obs]("frame_format", "width", "height", "full_frame_hash", "url", "instruction"),
 		fields(val("elements", func(o obs) uint32 { return uint32(len(o.GetElements())) })),
 		named[obs]("stable", "stability_score", "terminal"),
-		namedOf(obs.GetTimings, "observe_ms", "settle_ms"))
+		namedOf(obs.GetTimings, "observe_ms", "settle_ms"),
+		fields(kindOf(ObservationKind)))
 }
 
 func newActionTable() eventTable {
@@ -58,7 +60,8 @@ func newActionTable() eventTable {
 		named[action]("bid", "x", "y", "delta_x", "delta_y", "text"),
 		fields(val("text_token", func(a action) *uint32 { return a.TextToken })), // nil (NULL) when the text was free
 		named[action]("key", "url", "obs_event_id", "log_prob", "value", "policy_name", "policy_version",
-			"inference_latency_us", "batch_size", "raw"))
+			"inference_latency_us", "batch_size", "raw", "greedy"),
+		fields(kindOf(ActionKind)))
 }
 
 func newRewardTable() eventTable {
@@ -92,7 +95,8 @@ func newTransitionTable() eventTable {
 		fields(enum("action_type", func(t transition) eventspb.ActionType { return t.GetAction().GetType() })),
 		named[transition]("reward", "done", "log_prob_old", "policy_name", "policy_version", "group_id", "task_id",
 			"family", "site", "tier", "success", "truncated"),
-		namedOf(transition.GetTimings, "observe_ms", "settle_ms", "inference_latency_us", "step_ms", "join_ms"))
+		namedOf(transition.GetTimings, "observe_ms", "settle_ms", "inference_latency_us", "step_ms", "join_ms"),
+		fields(kindOf(TransitionKind)))
 }
 
 // An episode's episode_id is the message's own field when the envelope
@@ -108,7 +112,8 @@ func newEpisodeTable() eventTable {
 		named[episode]("task_id", "group_id", "family", "site", "tier", "split", "total_return", "length",
 			"success", "aborted", "truncated"),
 		fields(val("policy_versions_used", func(e episode) []uint64 { return nonNil(e.GetPolicyVersionsUsed()) })),
-		named[episode]("duration_ms", "policy_name"))
+		named[episode]("duration_ms", "policy_name"),
+		fields(kindOf(EpisodeKind)))
 }
 
 // Weights keep the ONNX graph as its size and sha256 (the weights topic is
@@ -189,6 +194,16 @@ func recordedAt[E any]() field[E] {
 	return fromRecord[E]("recorded_at", func(r *Record) int64 { return timeSeconds(r.RecordedAt) })
 }
 
+// runOf is the run column: the recorder's topic prefix (Record.Run).
+func runOf[E any]() field[E] {
+	return recordStr[E]("run", func(r *Record) string { return r.Run })
+}
+
+// kindOf is the kind column (kind.go).
+func kindOf[E any](get func(E) Kind) field[E] {
+	return val("kind", func(e E) int8 { return int8(get(e)) })
+}
+
 func newBadTable() *table[badRow] {
 	return newTable(TableBadRecords, recordFields[badRow](), fields(
 		recordStr[badRow]("payload", func(r *Record) string { return string(r.Value[:min(len(r.Value), MaxBadPayload)]) }),
@@ -200,6 +215,7 @@ func newBadTable() *table[badRow] {
 		enum("reason_code", func(b badRow) eventspb.ReasonCode { return b.code }),
 		str("message_type", func(b badRow) string { return b.messageType }),
 		recordedAt[badRow](),
+		runOf[badRow](),
 	))
 }
 
@@ -210,6 +226,7 @@ func newEventLogTable() *table[struct{}] {
 		kafkaTimestamp[struct{}](),
 		fromRecord[struct{}]("kafka_timestamp_ns", func(r *Record) int64 { return r.Timestamp.UnixNano() }),
 		recordedAt[struct{}](),
+		runOf[struct{}](),
 	))
 }
 

@@ -35,6 +35,7 @@ func TestRowsGolden(t *testing.T) {
 			d.ScanArgs(t, "topic", &topic)
 			rec := &Record{
 				Topic:      "run1." + topic,
+				Run:        "run1.",
 				Timestamp:  time.Date(2024, 1, 2, 3, 4, 0, 0, time.UTC),
 				RecordedAt: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),
 			}

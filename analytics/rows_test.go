@@ -43,8 +43,8 @@ func TestRowsAddAndMerge(t *testing.T) {
 	if a.Len() != total || a.Len() != len(items)+inputs {
 		t.Fatalf("merged %d rows, want %d", a.Len(), len(items)+inputs)
 	}
-	want := map[string]int{"actions": 12, "obs": 3, "rewards": 5, "telemetry": 3, "tasks": 2, "transitions": 2,
-		"episodes": 6, "weights": 3, "dead_letters": 1, "bad_records": 2, "event_log": inputs}
+	want := map[string]int{"actions": 15, "obs": 3, "rewards": 8, "telemetry": 3, "tasks": 2, "transitions": 2,
+		"episodes": 10, "weights": 3, "dead_letters": 1, "bad_records": 2, "event_log": inputs}
 	got := a.Counts()
 	for table, n := range want {
 		if got[table] != n {

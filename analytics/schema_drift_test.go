@@ -78,8 +78,6 @@ var renamed = map[string][]string{
 // leftOut: fields deliberately without a column, each with its reason.
 var leftOut = func() map[string]string {
 	m := map[string]string{
-		"Task.greedy":                 "held-out evaluation tasks are told apart by tasks.split = test; greedy is how the actor acts on them",
-		"Task.demo":                   "a demonstration's events carry source = demo in every table's source column",
 		"Observation.previous_action": "the previous step's action is that step's actions row (actions.raw)",
 		"Observation.previous_bid":    "the previous step's target is that step's actions row (actions.bid)",
 	}

@@ -50,6 +50,9 @@ type Spec struct {
 	Retention       time.Duration
 	Cleanup         string
 	MaxMessageBytes int32
+	// Message is the full protobuf name of the records' values, which
+	// producers put in the record header eventspb.HeaderMessageType.
+	Message string
 }
 
 // Configs returns the topic-level configs Apply sets and Check compares; a
@@ -118,19 +121,19 @@ func WithPartitions(n int32) Option {
 // cluster; retention keeps the raw history long enough to replay it.
 func New(opts ...Option) *Catalog {
 	c := &Catalog{Specs: []Spec{
-		{Name: Tasks, Key: "task id", Doc: "task assignments: site, family, seed, tier, group", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
-		{Name: Obs, Key: "episode id", Doc: "observations: model-resolution frame, url, elements, stability", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 4 * mib},
-		{Name: Actions, Key: "episode id", Doc: "actions with log-prob, value, policy version, inference latency", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
-		{Name: Rewards, Key: "episode id", Doc: "rewards, done, success, rubric facts met", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
-		{Name: Telemetry, Key: "actor id", Doc: "executor time split: observe, think, act, wait, idle", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
-		{Name: Transitions, Key: "episode id", Doc: "the replay topic: (s, a, r, s', done, logp_old, version, group)", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib},
-		{Name: Episodes, Key: "task id", Doc: "episode summaries: return, length, success, versions used", Partitions: 6, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
+		{Name: Tasks, Key: "task id", Doc: "task assignments: site, family, seed, tier, group", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Task"},
+		{Name: Obs, Key: "episode id", Doc: "observations: model-resolution frame, url, elements, stability", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 4 * mib, Message: "asyncwebrl.v1.Observation"},
+		{Name: Actions, Key: "episode id", Doc: "actions with log-prob, value, policy version, inference latency", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Action"},
+		{Name: Rewards, Key: "episode id", Doc: "rewards, done, success, rubric facts met", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Reward"},
+		{Name: Telemetry, Key: "actor id", Doc: "executor time split: observe, think, act, wait, idle", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Telemetry"},
+		{Name: Transitions, Key: "episode id", Doc: "the replay topic: (s, a, r, s', done, logp_old, version, group)", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib, Message: "asyncwebrl.v1.Transition"},
+		{Name: Episodes, Key: "task id", Doc: "episode summaries: return, length, success, versions used", Partitions: 6, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Episode"},
 		// Compacted: the latest version per policy name survives forever.
-		{Name: Weights, Key: "policy name", Doc: "policy versions: ONNX model bytes and metadata", Partitions: 1, Cleanup: Compact, MaxMessageBytes: 64 * mib},
-		{Name: DLQ, Key: "source topic", Doc: "events that could not be decoded or joined, with the reason", Partitions: 1, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib},
+		{Name: Weights, Key: "policy name", Doc: "policy versions: ONNX model bytes and metadata", Partitions: 1, Cleanup: Compact, MaxMessageBytes: 64 * mib, Message: "asyncwebrl.v1.Weights"},
+		{Name: DLQ, Key: "source topic", Doc: "events that could not be decoded or joined, with the reason", Partitions: 1, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib, Message: "asyncwebrl.v1.DeadLetter"},
 		// Compacted: the latest join state per episode; a tombstone when the
 		// episode is finished.
-		{Name: JoinerChangelog, Key: "episode id", Doc: "joiner state per open episode (changelog)", Partitions: 6, Cleanup: Compact, MaxMessageBytes: 16 * mib},
+		{Name: JoinerChangelog, Key: "episode id", Doc: "joiner state per open episode (changelog)", Partitions: 6, Cleanup: Compact, MaxMessageBytes: 16 * mib, Message: "asyncwebrl.v1.JoinEpisodeState"},
 		// One partition, no records: its owner in a policy's lease group
 		// is that policy's leading learner.
 		{Name: LearnerLease, Key: "none (never written)", Doc: "learner leadership: the member of a policy's lease group holding partition 0 leads", Partitions: 1, Retention: 1 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib},
@@ -152,6 +155,17 @@ func (c *Catalog) ForBrokers(n int) *Catalog {
 		}
 	}
 	return out
+}
+
+// MessageType returns the message type of a topic's records by its full
+// (prefixed) name: its spec's Message, "" for a topic not in the catalog.
+func (c *Catalog) MessageType(fullName string) string {
+	for _, s := range c.Specs {
+		if c.Prefix+s.Name == fullName {
+			return s.Message
+		}
+	}
+	return ""
 }
 
 // Name returns the full (prefixed) name of a catalog topic.

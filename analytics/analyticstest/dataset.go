@@ -2,6 +2,7 @@ package analyticstest
 
 import (
 	"fmt"
+	"hash/crc32"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -33,20 +34,33 @@ type Item struct {
 //     100, wait 500, idle 100 µs; 3 steps) and e2 (idle 1000 µs), windows
 //     ending at T0+1m; actor-2 (sync) e1, 200 µs in each phase, 5 steps,
 //     ending at T0+2m;
-//   - 6 episodes: easy/click/s1/train with v1 at T0+1m (length 2 success, 3
-//     success) and T0+6m (3 success, 5 failed and truncated); hard/shop/s2/
-//     test with versions [1 2] at T0+6m (10 success, 1 aborted);
+//   - 10 episodes: easy/click/s1/train with v1 at T0+1m (click-1: length 2
+//     success, click-2: 3 success) and T0+6m (click-3: 3 success, click-4: 5
+//     failed and truncated); hard/shop/s2/test (held out: greedy) with
+//     versions [1 2] at T0+6m (10 success, 1 aborted); two demonstrations
+//     (policy "oracle", source demo) of easy/click/s1/train at T0+1m, length
+//     2, both successful; easy/miniwob/click-test/miniwob/train with v3 at
+//     T0+6m (mw-1: length 1 success, mw-2: 4 failed);
 //   - 3 observations (tiny frames) and 5 rewards by actor-1, 2 tasks by
 //     scheduler, 2 transitions and 1 dead letter (stale action) by joiner-0;
+//   - by actor-3 at T0+6m, v3: the last two actions of click-4 (click("b1")
+//     at step 3, fill("b2", "x") at step 4) and the last of mw-2 (click("b7")
+//     at step 3); the final rewards of click-1 (facts clicked and submitted
+//     of 2), click-4 (clicked of 2, truncated) and mw-2 (no facts);
 //   - 2 undecodable records on the obs topic.
+//
+// Every record carries prefix as its run (Record.Run) and its topic's
+// prefix; event and episode ids differ between prefixes, so that datasets
+// of several runs can share a database.
 func Dataset(prefix string) []Item {
 	var items []Item
 	offsets := map[string]int64{}
 	n := 0
+	run := crc32.ChecksumIEEE([]byte(prefix))
 	add := func(topic, producer string, at time.Duration, build func(env *eventspb.Envelope) proto.Message) {
 		n++
 		env := &eventspb.Envelope{
-			EventId:            fmt.Sprintf("00000000-0000-7000-8000-%012d", n),
+			EventId:            fmt.Sprintf("%08x-0000-7000-8000-%012d", run, n),
 			SchemaVersion:      eventspb.SchemaVersion,
 			Producer:           producer,
 			ProducedAtUnixNano: T0.Add(at).UnixNano(),
@@ -58,7 +72,7 @@ func Dataset(prefix string) []Item {
 		}
 		items = append(items, Item{Topic: topic, Record: analytics.Record{
 			Topic: prefix + topic, Partition: 0, Offset: offsets[topic], Value: b,
-			Timestamp: T0.Add(at), RecordedAt: T0.Add(at + time.Second),
+			Timestamp: T0.Add(at), RecordedAt: T0.Add(at + time.Second), Run: prefix,
 		}})
 		offsets[topic]++
 	}
@@ -102,24 +116,57 @@ func Dataset(prefix string) []Item {
 	telemetry("actor-1", "e2", "async", time.Minute, 0, 0, 0, 0, 1000, 0)
 	telemetry("actor-2", "e1", "sync", 2*time.Minute, 200, 200, 200, 200, 200, 5)
 
-	episode := func(at time.Duration, tier eventspb.Tier, family, site string, split eventspb.Split, versions []uint64,
+	episode := func(id string, at time.Duration, tier eventspb.Tier, family, site string, split eventspb.Split, versions []uint64,
 		length uint32, success, truncated, aborted bool) {
 		add(topics.Episodes, "joiner-0", at, func(env *eventspb.Envelope) proto.Message {
-			id := fmt.Sprintf("episode-%d", n)
+			id := prefix + id
 			env.EpisodeId = id
+			policy := "pi"
+			if versions == nil {
+				// A demonstration: the joiner names it after its actions'
+				// policy, and its events carry source demo.
+				policy, env.Source = "oracle", eventspb.Source_SOURCE_DEMO
+			}
 			return &eventspb.Episode{Envelope: env, TaskId: family + "/seed-1", EpisodeId: id, Family: family, Site: site,
 				Tier: tier, Split: split, Length: length, Success: success, Truncated: truncated, Aborted: aborted,
-				PolicyVersionsUsed: versions, PolicyName: "pi", TotalReturn: map[bool]float64{true: 1}[success]}
+				PolicyVersionsUsed: versions, PolicyName: policy, TotalReturn: map[bool]float64{true: 1}[success]}
 		})
 	}
 	easy, hard := eventspb.Tier_TIER_EASY, eventspb.Tier_TIER_HARD
 	train, test := eventspb.Split_SPLIT_TRAIN, eventspb.Split_SPLIT_TEST
-	episode(time.Minute, easy, "click", "s1", train, []uint64{1}, 2, true, false, false)
-	episode(time.Minute, easy, "click", "s1", train, []uint64{1}, 3, true, false, false)
-	episode(6*time.Minute, easy, "click", "s1", train, []uint64{1}, 3, true, false, false)
-	episode(6*time.Minute, easy, "click", "s1", train, []uint64{1}, 5, false, true, false)
-	episode(6*time.Minute, hard, "shop", "s2", test, []uint64{1, 2}, 10, true, false, false)
-	episode(6*time.Minute, hard, "shop", "s2", test, []uint64{1, 2}, 1, false, false, true)
+	episode("click-1", time.Minute, easy, "click", "s1", train, []uint64{1}, 2, true, false, false)
+	episode("click-2", time.Minute, easy, "click", "s1", train, []uint64{1}, 3, true, false, false)
+	episode("click-3", 6*time.Minute, easy, "click", "s1", train, []uint64{1}, 3, true, false, false)
+	episode("click-4", 6*time.Minute, easy, "click", "s1", train, []uint64{1}, 5, false, true, false)
+	episode("shop-1", 6*time.Minute, hard, "shop", "s2", test, []uint64{1, 2}, 10, true, false, false)
+	episode("shop-2", 6*time.Minute, hard, "shop", "s2", test, []uint64{1, 2}, 1, false, false, true)
+	episode("demo-1", time.Minute, easy, "click", "s1", train, nil, 2, true, false, false)
+	episode("demo-2", time.Minute, easy, "click", "s1", train, nil, 2, true, false, false)
+	episode("mw-1", 6*time.Minute, easy, "miniwob/click-test", "miniwob", train, []uint64{3}, 1, true, false, false)
+	episode("mw-2", 6*time.Minute, easy, "miniwob/click-test", "miniwob", train, []uint64{3}, 4, false, false, false)
+
+	// The failed episodes' last actions and final rewards (failure
+	// analysis), and click-1's final reward, which names click's facts.
+	last := func(id string, step uint32, typ eventspb.ActionType, raw string) {
+		add(topics.Actions, "actor-3", 6*time.Minute, func(env *eventspb.Envelope) proto.Message {
+			env.EpisodeId, env.Step, env.Source = prefix+id, step, eventspb.Source_SOURCE_POLICY
+			return &eventspb.Action{Envelope: env, Type: typ, Bid: "b1", LogProb: -0.5, PolicyName: "pi", PolicyVersion: 3,
+				InferenceLatencyUs: 1500, BatchSize: 4, Raw: raw}
+		})
+	}
+	last("click-4", 3, eventspb.ActionType_ACTION_TYPE_CLICK, `click("b1")`)
+	last("click-4", 4, eventspb.ActionType_ACTION_TYPE_FILL, `fill("b2", "x")`)
+	last("mw-2", 3, eventspb.ActionType_ACTION_TYPE_CLICK, `click("b7")`)
+	final := func(id string, step uint32, success, truncated bool, facts []string, total uint32) {
+		add(topics.Rewards, "actor-3", 6*time.Minute, func(env *eventspb.Envelope) proto.Message {
+			env.EpisodeId, env.Step, env.Source = prefix+id, step, eventspb.Source_SOURCE_POLICY
+			return &eventspb.Reward{Envelope: env, Done: true, Success: success, Truncated: truncated,
+				FactsMet: facts, FactsTotal: total}
+		})
+	}
+	final("click-1", 1, true, false, []string{"clicked", "submitted"}, 2)
+	final("click-4", 4, false, true, []string{"clicked"}, 2)
+	final("mw-2", 3, false, false, nil, 0)
 
 	for i := 0; i < 3; i++ {
 		add(topics.Obs, "actor-1", 30*time.Second, func(env *eventspb.Envelope) proto.Message {
@@ -164,7 +211,7 @@ func Dataset(prefix string) []Item {
 	for i := 0; i < 2; i++ {
 		items = append(items, Item{Topic: topics.Obs, Record: analytics.Record{
 			Topic: prefix + topics.Obs, Partition: 1, Offset: int64(100 + i), Value: []byte{0xff, 0xff, 0xff, byte(i)},
-			Timestamp: T0.Add(time.Minute), RecordedAt: T0.Add(time.Minute),
+			Timestamp: T0.Add(time.Minute), RecordedAt: T0.Add(time.Minute), Run: prefix,
 		}})
 	}
 	return items
@@ -177,7 +224,7 @@ func Lag(prefix string) []analytics.LagRow {
 	topic := prefix + topics.Actions
 	row := func(at time.Duration, p int32, committed, end int64) analytics.LagRow {
 		return analytics.LagRow{TakenAt: T0.Add(at), Group: "g1", Topic: topic, Partition: p, Committed: committed,
-			End: end, Lag: end - committed, TakenBy: "test"}
+			End: end, Lag: end - committed, TakenBy: "test", Run: prefix}
 	}
 	return []analytics.LagRow{
 		row(time.Minute, 0, 10, 15),

@@ -8,13 +8,13 @@ FROM
     SELECT 'dlq' AS origin, source_topic AS topic, component, toString(reason_code) AS code,
            uniqExact(event_id) AS records, min(reason) AS example
     FROM dead_letters
-    WHERE produced_at >= @since AND produced_at < @until
+    WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
     GROUP BY source_topic, component, reason_code
     UNION ALL
     SELECT 'recorder', topic, 'recorder', toString(reason_code),
            uniqExact(topic, partition, offset), min(reason)
     FROM bad_records
-    WHERE kafka_timestamp >= @since AND kafka_timestamp < @until
+    WHERE kafka_timestamp >= @since AND kafka_timestamp < @until AND (@run = '' OR run = @run)
     GROUP BY topic, reason_code
 )
 ORDER BY records DESC, origin, topic, code

@@ -10,6 +10,6 @@ SELECT
     argMax(lag, taken_at_ns) AS lag_records,
     max(taken_at) AS snapshot_at
 FROM consumer_lag
-WHERE taken_at >= @since AND taken_at < @until
+WHERE taken_at >= @since AND taken_at < @until AND (@run = '' OR run = @run)
 GROUP BY group_id, topic, partition
 ORDER BY group_id, topic, partition

@@ -8,7 +8,7 @@ FROM
         group_id, topic, partition,
         argMax(lag, taken_at_ns) AS l
     FROM consumer_lag
-    WHERE taken_at >= @since AND taken_at < @until
+    WHERE taken_at >= @since AND taken_at < @until AND (@run = '' OR run = @run)
     GROUP BY bucket, group_id, topic, partition
 )
 GROUP BY bucket, group_id

@@ -12,6 +12,6 @@ SELECT
     round(any(metric_values[indexOf(metric_names, 'clip_frac')]), 4) AS clip_frac,
     round(any(metric_values[indexOf(metric_names, 'entropy')]), 4) AS entropy
 FROM weights
-WHERE produced_at >= @since AND produced_at < @until
+WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
 GROUP BY policy_name, version
 ORDER BY policy_name, version

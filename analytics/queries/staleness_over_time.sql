@@ -21,13 +21,13 @@ FROM
         SELECT second, toInt64(toUInt32(second)) * 1000000000 AS second_ns, policy_name, policy_version,
                uniqExactMerge(actions) AS n
         FROM action_versions_1s
-        WHERE second >= @since AND second < @until
+        WHERE second >= @since AND second < @until AND (@run = '' OR run = @run)
         GROUP BY second, policy_name, policy_version
     )
     ANY LEFT JOIN
     (
         SELECT policy_name, groupArray(version) AS versions, groupArray(produced_at_ns) AS published
-        FROM (SELECT policy_name, version, produced_at_ns FROM weights FINAL)
+        FROM (SELECT policy_name, version, produced_at_ns FROM weights FINAL WHERE (@run = '' OR run = @run))
         GROUP BY policy_name
     ) USING policy_name
 )

@@ -10,7 +10,7 @@ FROM
 (
     SELECT minute, topic, producer, uniqExactMerge(events) AS n
     FROM throughput_1m
-    WHERE minute >= toStartOfMinute(@since) AND minute < @until
+    WHERE minute >= toStartOfMinute(@since) AND minute < @until AND (@run = '' OR run = @run)
     GROUP BY minute, topic, producer
 )
 GROUP BY bucket, topic

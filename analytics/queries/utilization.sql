@@ -21,7 +21,7 @@ FROM
            maxMerge(observe) AS o, maxMerge(think) AS t, maxMerge(act) AS a,
            maxMerge(wait) AS w, maxMerge(idle) AS i, maxMerge(steps_done) AS s
     FROM utilization_1m
-    WHERE minute >= toStartOfMinute(@since) AND minute < @until
+    WHERE minute >= toStartOfMinute(@since) AND minute < @until AND (@run = '' OR run = @run)
     GROUP BY actor_id, executor_id, mode, event_id
 )
 GROUP BY actor_id, mode

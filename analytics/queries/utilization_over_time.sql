@@ -14,7 +14,7 @@ FROM
                maxMerge(observe) AS o, maxMerge(think) AS t, maxMerge(act) AS a,
                maxMerge(wait) AS w, maxMerge(idle) AS i
         FROM utilization_1m
-        WHERE minute >= toStartOfMinute(@since) AND minute < @until
+        WHERE minute >= toStartOfMinute(@since) AND minute < @until AND (@run = '' OR run = @run)
         GROUP BY minute, event_id
     )
     GROUP BY bucket

@@ -198,7 +198,7 @@ func readChunks(ctx context.Context, cfg BenchConfig, batch int) ([]*analytics.R
 		}
 		fetches.EachRecord(func(kr *kgo.Record) {
 			rec := analytics.Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key,
-				Value: kr.Value, Timestamp: kr.Timestamp, RecordedAt: now}
+				Value: kr.Value, Timestamp: kr.Timestamp, RecordedAt: now, Run: cfg.Catalog.Prefix}
 			_ = cur.Add(kinds[kr.Topic], &rec) // undecodable records become bad_records rows, as in the recorder
 			n++
 			if inCur++; inCur == batch {

@@ -1171,7 +1171,11 @@ type Action struct {
 	// Size of that dynamic batch.
 	BatchSize uint32 `protobuf:"varint,28,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
 	// BrowserGym-style text form, e.g. `click("a12")`, `fill("b3", "bob")`.
-	Raw           string `protobuf:"bytes,30,opt,name=raw,proto3" json:"raw,omitempty"`
+	Raw string `protobuf:"bytes,30,opt,name=raw,proto3" json:"raw,omitempty"`
+	// Chosen greedily (the most likely action, Task.greedy: an evaluation
+	// episode) rather than sampled; log_prob is still that action's log-prob.
+	// Analytics tell evaluation from training by it.
+	Greedy        bool `protobuf:"varint,31,opt,name=greedy,proto3" json:"greedy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1337,6 +1341,13 @@ func (x *Action) GetRaw() string {
 		return x.Raw
 	}
 	return ""
+}
+
+func (x *Action) GetGreedy() bool {
+	if x != nil {
+		return x.Greedy
+	}
+	return false
 }
 
 // Topic `rewards`, key episode_id: outcome of the action at envelope.step.
@@ -2464,7 +2475,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\bterminal\x18\x1b \x01(\bR\bterminal\x12;\n" +
 	"\atimings\x18\x1e \x01(\v2!.asyncwebrl.v1.ObservationTimingsR\atimings\x12'\n" +
 	"\x0fprevious_action\x18\x1f \x01(\tR\x0epreviousAction\x12!\n" +
-	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\xb5\x04\n" +
+	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\xcd\x04\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +
@@ -2489,7 +2500,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x14inference_latency_us\x18\x1b \x01(\x04R\x12inferenceLatencyUs\x12\x1d\n" +
 	"\n" +
 	"batch_size\x18\x1c \x01(\rR\tbatchSize\x12\x10\n" +
-	"\x03raw\x18\x1e \x01(\tR\x03rawB\r\n" +
+	"\x03raw\x18\x1e \x01(\tR\x03raw\x12\x16\n" +
+	"\x06greedy\x18\x1f \x01(\bR\x06greedyB\r\n" +
 	"\v_text_token\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +

@@ -63,6 +63,16 @@ type episode struct {
 	demo  *demoPlan // non-nil: a demonstration episode
 }
 
+// source is the origin its events carry: a demonstration's observations
+// and rewards are SOURCE_DEMO like its actions (Task.demo), so that every
+// event of the episode, and the joiner's summary of it, says so.
+func (ep *episode) source() eventspb.Source {
+	if ep.demo != nil {
+		return eventspb.Source_SOURCE_DEMO
+	}
+	return eventspb.Source_SOURCE_POLICY
+}
+
 // decision is a chosen action, published, waiting to be executed.
 type decision struct {
 	ev  *eventspb.Action
@@ -239,6 +249,7 @@ func (x *executor) settle(ctx context.Context, step uint32, o *env.Observation, 
 			return nil, false, done, err
 		}
 		ev.PreviousAction, ev.PreviousBid = ep.prevAction, ep.prevBid
+		ev.Envelope.Source = ep.source()
 		if err := x.s.pub.send(x.s.pub.obs, ep.id, ev); err != nil {
 			return nil, false, done, err
 		}
@@ -332,6 +343,7 @@ func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, e
 	a := d.Action
 	a.Envelope = eventspb.NewEnvelope(x.name)
 	a.Envelope.EpisodeId, a.Envelope.Step, a.Envelope.Source = ep.id, ep.step, eventspb.Source_SOURCE_POLICY
+	a.Greedy = ep.greedy
 	a.ObsEventId = ep.obs.GetEnvelope().GetEventId()
 	a.PolicyName = x.s.opts.policyName
 	a.PolicyVersion = out.Version
@@ -406,7 +418,7 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 // reward builds r_t from a step result.
 func (x *executor) reward(t uint32, res *env.StepResult, done, truncated bool) *eventspb.Reward {
 	envl := eventspb.NewEnvelope(x.name)
-	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, eventspb.Source_SOURCE_POLICY
+	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, x.ep.source()
 	groups := map[string]bool{}
 	for _, f := range res.Info.Facts {
 		groups[f.Group] = true
@@ -498,7 +510,7 @@ func (x *executor) browserGone() bool {
 // abort publishes the aborted reward of step t: done, never training data.
 func (x *executor) abort(t uint32, reason, detail string) error {
 	envl := eventspb.NewEnvelope(x.name)
-	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, eventspb.Source_SOURCE_POLICY
+	envl.EpisodeId, envl.Step, envl.Source = x.ep.id, t, x.ep.source()
 	r := &eventspb.Reward{Envelope: envl, Done: true, Aborted: true, Reason: reason + ": " + detail}
 	perr := x.s.pub.send(x.s.pub.rewards, x.ep.id, r)
 	x.s.c.aborted.Add(1)

@@ -425,3 +425,14 @@ func TestPageStateForLoopAvoidance(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodeSource: every event of a demonstration says so (Task.demo),
+// not its actions only, so the joiner's summary of it does too.
+func TestEpisodeSource(t *testing.T) {
+	if got := (&episode{}).source(); got != eventspb.Source_SOURCE_POLICY {
+		t.Errorf("a policy episode's events carry %v", got)
+	}
+	if got := (&episode{demo: &demoPlan{}}).source(); got != eventspb.Source_SOURCE_DEMO {
+		t.Errorf("a demonstration's events carry %v", got)
+	}
+}

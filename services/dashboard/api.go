@@ -19,7 +19,7 @@ type Chart struct {
 	Title  string  `json:"title"`
 	Query  string  `json:"query"`
 	X      string  `json:"x"`
-	Series string  `json:"series"`
+	Series string  `json:"series"` // column names, comma-separated: one line per combination of their values
 	Y      string  `json:"y"`
 	Unit   string  `json:"unit"`
 	YMax   float64 `json:"y_max,omitempty"` // fixed top of the y axis (percentages); 0: from the data
@@ -27,7 +27,7 @@ type Chart struct {
 
 // Charts are the page's charts, in page order.
 var Charts = []Chart{
-	{ID: "learning", Title: "Learning curve: success rate by tier", Query: "learning_curve", X: "bucket", Series: "tier", Y: "success_pct", Unit: "%", YMax: 100},
+	{ID: "learning", Title: "Learning curve: success rate by tier and kind (sample: training, greedy: held-out)", Query: "learning_curve", X: "bucket", Series: "tier,kind", Y: "success_pct", Unit: "%", YMax: 100},
 	{ID: "throughput", Title: "Throughput by topic", Query: "throughput", X: "bucket", Series: "topic", Y: "events_per_s", Unit: "events/s"},
 	{ID: "utilization", Title: "Executor utilization by phase", Query: "utilization_over_time", X: "bucket", Series: "phase", Y: "pct", Unit: "%", YMax: 100},
 	{ID: "lag", Title: "Consumer lag by group", Query: "lag_over_time", X: "bucket", Series: "group_id", Y: "lag_records", Unit: "records"},
@@ -48,6 +48,7 @@ type response struct {
 	BucketS     int64       `json:"bucket_s"`
 	RefreshMs   int64       `json:"refresh_ms"`
 	Database    string      `json:"database"`
+	Run         string      `json:"run"` // the run shown (topic prefix); empty: every run
 	Charts      []chartData `json:"charts"`
 	Error       string      `json:"error,omitempty"`
 }
@@ -92,10 +93,12 @@ func (d *Dashboard) serveCharts(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, response{GeneratedAt: now.Format(time.RFC3339), Error: err.Error()})
 		return
 	}
-	p := analytics.Params{Since: since, Until: until, Bucket: analytics.AutoBucket(until.Sub(since))}
+	// ?run=PREFIX shows one run (the tables' run column); empty: all.
+	run := r.URL.Query().Get("run")
+	p := analytics.Params{Since: since, Until: until, Bucket: analytics.AutoBucket(until.Sub(since)), Run: run}
 	resp := response{
 		GeneratedAt: now.Format(time.RFC3339), Since: since.UTC().Format(time.RFC3339), Until: until.UTC().Format(time.RFC3339),
-		BucketS: int64(p.Bucket / time.Second), RefreshMs: d.refresh.Milliseconds(), Database: d.ch.Database,
+		BucketS: int64(p.Bucket / time.Second), RefreshMs: d.refresh.Milliseconds(), Database: d.ch.Database, Run: run,
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,41 +40,70 @@ func TestIntegrationDashboardRendersCharts(t *testing.T) {
 	if err := analytics.InsertLag(ctx, conn, db, analyticstest.Lag("p.")); err != nil {
 		t.Fatal(err)
 	}
+	// Another run in the same database: the page shows run p. only.
+	if _, err := analyticstest.Load(ctx, conn, db, analyticstest.Dataset("q.")); err != nil {
+		t.Fatal(err)
+	}
 	d := dashboard.New("127.0.0.1:0", analyticstest.Config(t, db), dashboard.WithRefresh(time.Second))
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer d.Stop(context.Background())
-	window := fmt.Sprintf("since=%s&until=%s", analyticstest.T0.Add(-5*time.Minute).Format(time.RFC3339),
+	window := fmt.Sprintf("since=%s&until=%s&run=p.", analyticstest.T0.Add(-5*time.Minute).Format(time.RFC3339),
 		analyticstest.T0.Add(10*time.Minute).Format(time.RFC3339))
 	base := "http://" + d.Addr()
 
 	// The endpoint itself: one chart per saved query, with rows.
-	resp, err := http.Get(base + "/api/charts?" + window)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var api struct {
+	type apiResponse struct {
 		Charts []struct {
-			ID    string  `json:"id"`
-			Rows  [][]any `json:"rows"`
-			Error string  `json:"error"`
+			ID      string   `json:"id"`
+			Columns []string `json:"columns"`
+			Rows    [][]any  `json:"rows"`
+			Error   string   `json:"error"`
 		} `json:"charts"`
-		BucketS int `json:"bucket_s"`
+		BucketS int    `json:"bucket_s"`
+		Run     string `json:"run"`
 	}
-	if err := json.Unmarshal(body, &api); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /api/charts: %d %v\n%s", resp.StatusCode, err, body)
+	get := func(query string) apiResponse {
+		t.Helper()
+		resp, err := http.Get(base + "/api/charts?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var api apiResponse
+		if err := json.Unmarshal(body, &api); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET /api/charts: %d %v\n%s", resp.StatusCode, err, body)
+		}
+		return api
 	}
-	wantRows := map[string]int{"learning": 3, "throughput": 15, "utilization": 10, "lag": 2}
+	// events summed over the throughput chart's rows.
+	events := func(api apiResponse) float64 {
+		sum := 0.0
+		for _, c := range api.Charts {
+			if c.ID == "throughput" {
+				for _, row := range c.Rows {
+					sum += row[slices.Index(c.Columns, "events")].(float64)
+				}
+			}
+		}
+		return sum
+	}
+	api := get(window)
+	wantRows := map[string]int{"learning": 3, "throughput": 17, "utilization": 10, "lag": 2}
 	for _, c := range api.Charts {
 		if c.Error != "" || len(c.Rows) != wantRows[c.ID] {
 			t.Errorf("chart %s: %d rows (want %d), error %q", c.ID, len(c.Rows), wantRows[c.ID], c.Error)
 		}
 	}
-	if api.BucketS != 60 {
-		t.Errorf("a 15-minute window has %ds buckets, want 60", api.BucketS)
+	if api.BucketS != 60 || api.Run != "p." {
+		t.Errorf("a 15-minute window of run p. has %ds buckets and run %q, want 60 and p.", api.BucketS, api.Run)
+	}
+	// The dataset's 47 events of run p. (analytics/README.md's throughput);
+	// without ?run, run q.'s copy too.
+	if got, all := events(api), events(get(strings.TrimSuffix(window, "&run=p."))); got != 47 || all != 94 {
+		t.Errorf("throughput events: %v of run p. and %v of all runs, want 47 and 94", got, all)
 	}
 
 	// The page, in Chromium.
@@ -97,7 +128,7 @@ func TestIntegrationDashboardRendersCharts(t *testing.T) {
 
 	// CSS selectors only (chromedp.CSS is querySelector; a plain string
 	// would be a DOM text search).
-	err = chromedp.Do(bctx,
+	err := chromedp.Do(bctx,
 		chromedp.Navigate(base+"/?"+window),
 		chromedp.WaitVisible(chromedp.CSS("main#charts section.chart")),
 	)
@@ -120,10 +151,10 @@ func TestIntegrationDashboardRendersCharts(t *testing.T) {
 	if loaded != "1" {
 		t.Fatalf("page never loaded its data (data-loaded=%q)", loaded)
 	}
-	// paths*1000 + points: learning has 2 series (easy, hard) and 3 points;
-	// throughput 9 topics and 15 points; utilization 5 phases, 10 points;
-	// lag 1 group, 2 points.
-	want := map[string]int{"chart-learning": 2003, "chart-throughput": 9015, "chart-utilization": 5010, "chart-lag": 1002}
+	// paths*1000 + points: learning has 2 series (easy sample, hard
+	// greedy) and 3 points; throughput 9 topics and 17 points; utilization
+	// 5 phases, 10 points; lag 1 group, 2 points.
+	want := map[string]int{"chart-learning": 2003, "chart-throughput": 9017, "chart-utilization": 5010, "chart-lag": 1002}
 	for id, n := range want {
 		if perChart[id] != n {
 			t.Errorf("%s: %d paths and %d points drawn, want %d and %d", id, perChart[id]/1000, perChart[id]%1000, n/1000, n%1000)

@@ -95,7 +95,7 @@ func (d *decoder) decodeInto(recs []*kgo.Record, now time.Time, rows *analytics.
 	for _, kr := range recs {
 		kind := d.r.kinds[kr.Topic]
 		rec = analytics.Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key,
-			Value: kr.Value, Timestamp: kr.Timestamp, RecordedAt: now}
+			Value: kr.Value, Timestamp: kr.Timestamp, RecordedAt: now, Run: d.r.catalog.Prefix}
 		if err := rows.Add(kind, &rec); err != nil {
 			bad[kind]++
 			d.r.o.log.Debug("undecodable record kept in bad_records", "err", kafka.NewRecordError(kr, err))

@@ -62,7 +62,7 @@ func (r *Recorder) takeLagSnapshot(ctx context.Context) (int, error) {
 				continue
 			}
 			row := analytics.LagRow{TakenAt: now, Group: g.Group, Topic: l.Topic, Partition: l.Partition,
-				Committed: l.Commit.At, End: l.End.Offset, Lag: l.Lag, TakenBy: r.o.instance}
+				Committed: l.Commit.At, End: l.End.Offset, Lag: l.Lag, TakenBy: r.o.instance, Run: r.catalog.Prefix}
 			if l.Member != nil {
 				row.MemberID, row.ClientID = l.Member.MemberID, l.Member.ClientID
 			}

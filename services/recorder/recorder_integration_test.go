@@ -102,8 +102,8 @@ func (f *fixture) committed() int64 {
 }
 
 func datasetCounts(dup int) map[string]uint64 {
-	return map[string]uint64{"actions": 12, "obs": 3, "rewards": 5, "telemetry": 3, "tasks": 2, "transitions": 2,
-		"episodes": 6, "weights": 3, "dead_letters": 1, "bad_records": uint64(2 * dup)}
+	return map[string]uint64{"actions": 15, "obs": 3, "rewards": 8, "telemetry": 3, "tasks": 2, "transitions": 2,
+		"episodes": 10, "weights": 3, "dead_letters": 1, "bad_records": uint64(2 * dup)}
 }
 
 // TestIntegrationRecorderOutageAndDuplicates runs the recorder on the real
@@ -205,6 +205,19 @@ func TestIntegrationRecorderOutageAndDuplicates(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Every row the recorder wrote names its run: the catalog's prefix.
+	for _, table := range []string{"tasks", "obs", "actions", "rewards", "telemetry", "transitions", "episodes", "weights",
+		"dead_letters", "bad_records", "event_log", "consumer_lag"} {
+		var rows, ours uint64
+		if err := admin.QueryRow(ctx, fmt.Sprintf("SELECT count(), countIf(run = ?) FROM %s.%s", f.db, table), f.catalog.Prefix).
+			Scan(&rows, &ours); err != nil {
+			t.Fatal(err)
+		}
+		if rows == 0 || ours != rows {
+			t.Errorf("%s: %d of %d rows name run %q", table, ours, rows, f.catalog.Prefix)
+		}
 	}
 
 	// A clean stop commits everything; a new recorder of the group inserts

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // Opts returns the client options shared by every client of this process:
@@ -42,6 +43,9 @@ func Opts(c *config.Config, seeds []string, clientID string, log *slog.Logger) (
 		// Every client reports whether its brokers answer: /healthz and the
 		// progress line show a broker outage as one.
 		kgo.WithHooks(Reach),
+		// Every record to a catalog topic names its message type and
+		// schema version in its headers.
+		kgo.WithHooks(NewEventHeaders(topics.New(topics.WithPrefix(c.TopicPrefix)))),
 	}
 	sec := c.Kafka
 	switch sec.SASLMechanism {

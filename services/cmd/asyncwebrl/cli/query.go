@@ -12,7 +12,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 )
 
-const queryUsage = `Usage: asyncwebrl query [NAME [--since 1h|RFC3339] [--until RFC3339] [--bucket 5m] [--format table|csv|json] [flags]]
+const queryUsage = `Usage: asyncwebrl query [NAME [--since 1h|RFC3339] [--until RFC3339] [--bucket 5m] [--run PREFIX] [--format table|csv|json] [flags]]
   Runs a saved query of analytics/queries on ClickHouse (-clickhouse-addr,
   -clickhouse-database, -clickhouse-user, ASYNCWEBRL_CLICKHOUSE_PASSWORD).
   Without NAME, lists the saved queries. analytics/README.md documents each.
@@ -20,6 +20,7 @@ const queryUsage = `Usage: asyncwebrl query [NAME [--since 1h|RFC3339] [--until 
   --until    end of the window, RFC 3339 (default now)
   --bucket   width of the time buckets of the *_over_time, throughput and learning_curve queries
              (default: the window divided into at most 120 buckets, at least 1m)
+  --run      only the rows of this run: its topic prefix, e.g. run-20261201-170234. (default: every run)
   --format   table (default), csv or json
 `
 
@@ -36,7 +37,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	vals, rest, err := subFlags(args[1:], []string{"since", "until", "bucket", "format"}, nil)
+	vals, rest, err := subFlags(args[1:], []string{"since", "until", "bucket", "run", "format"}, nil)
 	if err != nil {
 		return usageError{err}
 	}
@@ -67,7 +68,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return res.Write(stdout, format)
 }
 
-// queryParams reads --since, --until, --bucket and --format.
+// queryParams reads --since, --until, --bucket, --run and --format.
 func queryParams(vals map[string]string, now time.Time) (analytics.Params, string, error) {
 	p := analytics.Params{Since: now.Add(-time.Hour), Until: now}
 	if s, ok := vals["until"]; ok {
@@ -96,6 +97,7 @@ func queryParams(vals map[string]string, now time.Time) (analytics.Params, strin
 		}
 		p.Bucket = d
 	}
+	p.Run = vals["run"]
 	format := "table"
 	if f, ok := vals["format"]; ok {
 		if !slices.Contains(analytics.Formats, f) {

@@ -12,8 +12,11 @@ func TestQueryParams(t *testing.T) {
 	if err != nil || format != "table" || !p.Since.Equal(now.Add(-time.Hour)) || !p.Until.Equal(now) || p.Bucket != 0 {
 		t.Fatalf("defaults: %+v %q %v", p, format, err)
 	}
-	p, format, err = queryParams(map[string]string{"since": "7d", "format": "json", "bucket": "1h"}, now)
-	if err != nil || format != "json" || !p.Since.Equal(now.Add(-7*24*time.Hour)) || p.Bucket != time.Hour {
+	if p.Run != "" {
+		t.Fatalf("default run %q, want every run", p.Run)
+	}
+	p, format, err = queryParams(map[string]string{"since": "7d", "format": "json", "bucket": "1h", "run": "run-1."}, now)
+	if err != nil || format != "json" || !p.Since.Equal(now.Add(-7*24*time.Hour)) || p.Bucket != time.Hour || p.Run != "run-1." {
 		t.Fatalf("7d/json/1h: %+v %q %v", p, format, err)
 	}
 	p, _, err = queryParams(map[string]string{"since": "2026-01-15T09:55:00Z", "until": "2026-01-15T10:10:00Z"}, now)
