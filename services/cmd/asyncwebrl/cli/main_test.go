@@ -123,7 +123,11 @@ func TestBadInputOneLineNonZero(t *testing.T) {
 func TestEmbeddedStartHealthzSIGTERM(t *testing.T) {
 	bin := binary(t)
 	admin := freePort(t)
-	cmd := exec.Command(bin, "-target=all", "--brokers=embedded", "-admin-addr="+admin, "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+t.TempDir())
+	// Its own database: with the default one, its recorder migrated the
+	// shared database a training run was writing to (a branch's new
+	// migration reached it, and the test's kill left it half applied).
+	cmd := exec.Command(bin, "-target=all", "--brokers=embedded", "-admin-addr="+admin, "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+t.TempDir(),
+		"-clickhouse-database=cli_embedded_test")
 	var stderr safeBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
