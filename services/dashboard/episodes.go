@@ -18,7 +18,7 @@ import (
 // BY event_id (or episode_id) reads each once. All of it runs on 18.16.
 const (
 	// @frames = '1' keeps the episodes with at least one stored frame.
-	sqlEpisodes = `SELECT episode_id, family, task_id, toString(split) AS split, toString(kind) AS kind, success, aborted,
+	sqlEpisodes = `SELECT episode_id, family, task_id, toString(split) AS split_name, toString(kind) AS kind_name, success, aborted,
        truncated, length, total_return, policy_name, produced_at,
        episode_id IN (SELECT episode_id FROM frames WHERE @run = '' OR run = @run) AS has_frames
 FROM episodes
@@ -31,7 +31,7 @@ ORDER BY produced_at DESC, episode_id
 LIMIT 1 BY episode_id
 LIMIT 200`
 
-	sqlEpisode = `SELECT episode_id, family, task_id, toString(split) AS split, toString(kind) AS kind, success, aborted,
+	sqlEpisode = `SELECT episode_id, family, task_id, toString(split) AS split_name, toString(kind) AS kind_name, success, aborted,
        truncated, length, total_return, policy_name, produced_at, 0 AS has_frames
 FROM episodes WHERE episode_id = @episode LIMIT 1`
 
@@ -40,7 +40,7 @@ FROM episodes WHERE episode_id = @episode LIMIT 1`
 FROM obs WHERE episode_id = @episode
 ORDER BY step, produced_at_ns LIMIT 1 BY event_id`
 
-	sqlEpisodeActions = `SELECT step, obs_event_id, raw, toString(action_type) AS action_type, bid, x, y
+	sqlEpisodeActions = `SELECT step, obs_event_id, raw, toString(action_type) AS action_name, bid, x, y
 FROM actions WHERE episode_id = @episode
 ORDER BY step, produced_at_ns LIMIT 1 BY event_id`
 
@@ -61,8 +61,8 @@ type episodeRow struct {
 	ID         string    `ch:"episode_id" json:"episode_id"`
 	Family     string    `ch:"family" json:"family"`
 	TaskID     string    `ch:"task_id" json:"task_id"`
-	Split      string    `ch:"split" json:"split"`
-	Kind       string    `ch:"kind" json:"kind"`
+	Split      string    `ch:"split_name" json:"split"`
+	Kind       string    `ch:"kind_name" json:"kind"`
 	Success    uint8     `ch:"success" json:"success"`
 	Aborted    uint8     `ch:"aborted" json:"aborted"`
 	Truncated  uint8     `ch:"truncated" json:"truncated"`
@@ -92,7 +92,7 @@ type actionRow struct {
 	Step       uint32  `ch:"step"`
 	ObsEventID string  `ch:"obs_event_id"`
 	Raw        string  `ch:"raw"`
-	Type       string  `ch:"action_type"`
+	Type       string  `ch:"action_name"`
 	Bid        string  `ch:"bid"`
 	X          float32 `ch:"x"`
 	Y          float32 `ch:"y"`
