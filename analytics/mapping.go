@@ -138,13 +138,14 @@ type decodedTable[M any] struct {
 	name   string // the catalog topic
 	decode func([]byte) (M, error)
 	id     func(M) string
+	after  func(M, *Record) // when set, also given every decoded event (obs: frames)
 }
 
 // newEventTable is the table of the catalog topic's events, decoded by
 // decode; its first columns are the envelope's.
 func newEventTable[M interface{ GetEnvelope() *eventspb.Envelope }](topic string, decode func([]byte) (M, error), episode func(M) string, fields ...[]field[M]) eventTable {
 	return decodedTable[M]{newTable(EventTables[topic], append([][]field[M]{envelope(M.GetEnvelope, episode)}, fields...)...), topic, decode,
-		func(m M) string { return m.GetEnvelope().GetEventId() }}
+		func(m M) string { return m.GetEnvelope().GetEventId() }, nil}
 }
 
 func (t decodedTable[M]) topic() string { return t.name }
@@ -164,6 +165,9 @@ func (t decodedTable[M]) addRecord(rec *Record) error {
 		return err
 	}
 	t.add(ev, rec)
+	if t.after != nil {
+		t.after(ev, rec)
+	}
 	return nil
 }
 

@@ -54,17 +54,25 @@ type Rows struct {
 	bad      *table[badRow]
 	eventLog *table[struct{}]
 	blocks   []*Block
+
+	frames      *table[obs]         // frames.go
+	frameSample int                 // -1: no frames; else WithFrames
+	frameSeen   map[string]struct{} // hashes in the frames block
 }
 
 // NewRows returns empty buffers for every table.
-func NewRows() *Rows {
-	r := &Rows{events: map[string]eventTable{}, bad: newBadTable(), eventLog: newEventLogTable()}
-	for _, t := range []eventTable{newTaskTable(), newObsTable(), newActionTable(), newRewardTable(), newTelemetryTable(),
+func NewRows(opts ...RowsOption) *Rows {
+	r := &Rows{events: map[string]eventTable{}, bad: newBadTable(), eventLog: newEventLogTable(),
+		frames: newFramesTable(), frameSample: -1, frameSeen: map[string]struct{}{}}
+	for _, o := range opts {
+		o(r)
+	}
+	for _, t := range []eventTable{newTaskTable(), newObsTable(r.addFrame), newActionTable(), newRewardTable(), newTelemetryTable(),
 		newTransitionTable(), newEpisodeTable(), newWeightsTable(), newDeadLetterTable()} {
 		r.events[t.topic()] = t
 		r.blocks = append(r.blocks, t.block())
 	}
-	r.blocks = append(r.blocks, &r.bad.Block, &r.eventLog.Block)
+	r.blocks = append(r.blocks, &r.bad.Block, &r.eventLog.Block, &r.frames.Block)
 	return r
 }
 

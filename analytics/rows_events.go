@@ -43,16 +43,26 @@ func newTaskTable() eventTable {
 		fields(kindOf(TaskKind)))
 }
 
-// The frame is stored as its size and sha256 only: frames stay on Kafka
-// (and full-resolution ones in the frame store, under full_frame_hash).
-func newObsTable() eventTable {
-	return newEventTable(topics.Obs, eventspb.DecodeObservation, nil, namedOf(obs.GetTask, taskNames...),
+// The frame is stored as its size and sha256: the frames table keeps the
+// bytes of the sampled episodes' frames under that hash (frame, called
+// with every decoded observation, decides; frames.go), full-resolution ones
+// stay in the actors' frame store, under full_frame_hash. Of the elements,
+// their bids and boxes are kept, to outline an action's target.
+func newObsTable(frame func(obs, *Record)) eventTable {
+	t := newEventTable(topics.Obs, eventspb.DecodeObservation, nil, namedOf(obs.GetTask, taskNames...),
 		bytesOf("frame_bytes", "frame_sha256", obs.GetFrame),
 		named[obs]("frame_format", "width", "height", "full_frame_hash", "url", "instruction"),
-		fields(val("elements", func(o obs) uint32 { return uint32(len(o.GetElements())) })),
+		fields(
+			val("elements", func(o obs) uint32 { return uint32(len(o.GetElements())) }),
+			val("element_bids", elementBids),
+			val("element_boxes", elementBoxes),
+		),
 		named[obs]("stable", "stability_score", "terminal"),
 		namedOf(obs.GetTimings, "observe_ms", "settle_ms"),
 		fields(kindOf(ObservationKind)))
+	d := t.(decodedTable[obs])
+	d.after = frame
+	return d
 }
 
 func newActionTable() eventTable {

@@ -62,8 +62,9 @@ var renamed = map[string][]string{
 	"Observation.frame":  {"frame_bytes", "frame_sha256"},
 	"Weights.onnx":       {"onnx_bytes", "onnx_sha256"},
 	"DeadLetter.payload": {"source_payload_bytes", "source_payload_sha256"},
-	// The elements stay on Kafka; obs counts them.
-	"Observation.elements": {"elements"},
+	// The elements stay on Kafka; obs counts them and keeps their bids and
+	// boxes (to outline an action's target in the dashboard).
+	"Observation.elements": {"elements", "element_bids", "element_boxes"},
 	"Action.type":          {"action_type"},
 	// Sorted by name, so a metric sits at the same index in every row.
 	"Weights.metrics": {"metric_names", "metric_values"},
@@ -82,12 +83,16 @@ var leftOut = func() map[string]string {
 		"Observation.previous_bid":    "the previous step's target is that step's actions row (actions.bid)",
 	}
 	// The page's elements are featurizer input: they stay on the obs topic
-	// (and in event_log, byte for byte); obs.elements counts them.
-	for _, f := range []string{"bid", "role", "text", "box", "checked", "value", "focused", "disabled", "options"} {
+	// (and in event_log, byte for byte); obs.elements counts them, and
+	// element_bids and element_boxes keep what outlines an action's target.
+	for _, f := range []string{"role", "text", "checked", "value", "focused", "disabled", "options"} {
 		m["Element."+f] = "elements stay on Kafka and in event_log; obs.elements counts them"
 	}
+	for _, f := range []string{"bid", "box"} {
+		m["Element."+f] = "kept in the arrays obs.element_bids and obs.element_boxes (Observation.elements)"
+	}
 	for _, f := range []string{"x", "y", "w", "h"} {
-		m["Box."+f] = "an element's box, never recorded (see Element)"
+		m["Box."+f] = "an element's box, in obs.element_boxes as [x, y, w, h] (Observation.elements)"
 	}
 	return m
 }()

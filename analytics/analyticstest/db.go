@@ -66,10 +66,10 @@ func Drop(t testing.TB, conn driver.Conn, database string) {
 	}
 }
 
-// Load inserts items into database through analytics.Rows, as the recorder
-// would, and returns how many did not decode.
-func Load(ctx context.Context, conn driver.Conn, database string, items []Item) (bad int, err error) {
-	rows := analytics.NewRows()
+// Load inserts items into database through analytics.Rows (made with
+// opts), as the recorder would, and returns how many did not decode.
+func Load(ctx context.Context, conn driver.Conn, database string, items []Item, opts ...analytics.RowsOption) (bad int, err error) {
+	rows := analytics.NewRows(opts...)
 	for i := range items {
 		if rows.Add(items[i].Topic, &items[i].Record) != nil {
 			bad++

@@ -16,7 +16,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 )
 
-//go:embed static/index.html
+//go:embed static/*.html
 var static embed.FS
 
 // Option changes a Dashboard.
@@ -51,8 +51,12 @@ func New(addr string, ch analytics.Config, opts ...Option) *Dashboard {
 		o(d)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", d.serveIndex)
+	mux.HandleFunc("GET /{$}", d.servePage("static/index.html"))
 	mux.HandleFunc("GET /api/charts", d.serveCharts)
+	mux.HandleFunc("GET /episodes", d.servePage("static/episodes.html"))
+	mux.HandleFunc("GET /api/episodes", d.serveEpisodes)
+	mux.HandleFunc("GET /api/episode", d.serveEpisode)
+	mux.HandleFunc("GET /api/frames/{hash}", d.serveFrame)
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return d
 }
@@ -132,14 +136,17 @@ func (d *Dashboard) dropConnection(conn driver.Conn) {
 	}
 }
 
-func (d *Dashboard) serveIndex(w http.ResponseWriter, r *http.Request) {
-	b, err := static.ReadFile("static/index.html")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+// servePage serves an embedded page: no network access beyond this server.
+func (d *Dashboard) servePage(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		b, err := static.ReadFile(name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:")
+		_, _ = w.Write(b)
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:")
-	_, _ = w.Write(b)
 }

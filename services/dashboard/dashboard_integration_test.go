@@ -107,24 +107,7 @@ func TestIntegrationDashboardRendersCharts(t *testing.T) {
 	}
 
 	// The page, in Chromium.
-	userData := t.TempDir()
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(userData),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1000),
-	)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := browser(ctx, t)
 
 	// CSS selectors only (chromedp.CSS is querySelector; a plain string
 	// would be a DOM text search).
@@ -170,6 +153,31 @@ func TestIntegrationDashboardRendersCharts(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", p)
 	}
+}
+
+// browser starts headless Chromium for t, closed when t ends.
+func browser(ctx context.Context, t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("chromium not installed at %s (infra/setup.sh installs it): %v", chromium, err)
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 1000),
+	)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { bcancel(); acancel() })
+	return bctx
 }
 
 // runDir is the repository's .run directory (git-ignored), when found.

@@ -6,7 +6,14 @@
 // rows as JSON. The page draws inline SVG with vanilla JavaScript, embedded
 // in the binary: no external scripts, fonts or styles.
 //
+// /episodes is the episode view (episodes.go, static/episodes.html): pick a
+// recorded episode by family or task, split, kind and success, and step
+// through its frames (the frames table, served by hash from /api/frames),
+// with the acted element's box outlined on a canvas, the action string, the
+// reward and the stability score.
+//
 // Read-only by construction: the only SQL it can run is the embedded saved
-// queries. ClickHouse is reached lazily, per request, so the page stays up
-// (showing the error) while the server or the database is not there yet.
+// queries and the episode view's fixed statements, with bound parameters.
+// ClickHouse is reached lazily, per request, so the page stays up (showing
+// the error) while the server or the database is not there yet.
 package dashboard

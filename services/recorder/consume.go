@@ -22,8 +22,8 @@ type batch struct {
 	first   time.Time
 }
 
-func newBatch() *batch {
-	return &batch{rows: analytics.NewRows(), offsets: map[string]map[int32]kgo.EpochOffset{},
+func newBatch(rows *analytics.Rows) *batch {
+	return &batch{rows: rows, offsets: map[string]map[int32]kgo.EpochOffset{},
 		topics: map[string]int{}, bad: map[string]int{}}
 }
 
@@ -65,7 +65,7 @@ func (r *Recorder) consume(pollCtx, flushCtx context.Context) {
 		r.flusher(flushCtx, queue, free)
 	}()
 
-	cur := newBatch()
+	cur := newBatch(r.newRows())
 	dec := newDecoder(r, r.o.decoders)
 	hand := func() bool {
 		if cur.records == 0 {
@@ -83,7 +83,7 @@ func (r *Recorder) consume(pollCtx, flushCtx context.Context) {
 		select {
 		case cur = <-free:
 		default:
-			cur = newBatch()
+			cur = newBatch(r.newRows())
 		}
 		return true
 	}

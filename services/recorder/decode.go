@@ -32,7 +32,7 @@ type decodeWorker struct {
 func newDecoder(r *Recorder, workers int) *decoder {
 	d := &decoder{r: r}
 	for i := 0; i < max(1, workers); i++ {
-		d.scratch = append(d.scratch, &decodeWorker{rows: analytics.NewRows(), topics: map[string]int{}, bad: map[string]int{}})
+		d.scratch = append(d.scratch, &decodeWorker{rows: r.newRows(), topics: map[string]int{}, bad: map[string]int{}})
 	}
 	return d
 }

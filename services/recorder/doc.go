@@ -27,6 +27,12 @@
 // (never dropped, never re-published: the recorder also consumes the dlq
 // topic, and a loop must not be possible).
 //
+// Frames: besides each observation's frame size and sha256, the recorder
+// keeps the frame's bytes in the frames table, by hash, for every greedy
+// (evaluation) episode and for one training episode in WithFrameSample
+// (default 20, a hash of the episode id): what the dashboard's episode view
+// shows.
+//
 // Every LagInterval the recorder also snapshots, through kadm, the committed
 // offsets and lag of every consumer group on the catalog's topics into
 // consumer_lag.

@@ -8,6 +8,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// DefaultFrameSample is WithFrameSample's default: the frames of one in 20
+// training episodes are kept.
+const DefaultFrameSample = 20
+
 type options struct {
 	group         string
 	batchRecords  int
@@ -19,6 +23,7 @@ type options struct {
 	session       time.Duration
 	decoders      int
 	instance      string
+	frameSample   int
 	log           *slog.Logger
 	reg           prometheus.Registerer
 }
@@ -64,6 +69,12 @@ func WithDecoders(n int) Option { return func(o *options) { o.decoders = n } }
 // WithInstance names this process in consumer_lag.taken_by (default "recorder").
 func WithInstance(id string) Option { return func(o *options) { o.instance = id } }
 
+// WithFrameSample sets which frames go to the frames table: every frame of
+// a greedy (evaluation) episode, and those of one in n of the other
+// episodes, chosen by a hash of the episode id (default 20; 0: greedy
+// episodes only; negative: no frames).
+func WithFrameSample(n int) Option { return func(o *options) { o.frameSample = n } }
+
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
@@ -79,6 +90,7 @@ func defaults() options {
 		backoffMax:    5 * time.Second,
 		insertTimeout: 2 * time.Minute,
 		instance:      "recorder",
+		frameSample:   DefaultFrameSample,
 		decoders:      min(4, runtime.GOMAXPROCS(0)),
 		log:           slog.New(slog.DiscardHandler),
 	}

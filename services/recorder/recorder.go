@@ -92,6 +92,14 @@ func New(catalog *topics.Catalog, ch analytics.Config, newClient NewClient, opts
 // Name implements app.Service.
 func (r *Recorder) Name() string { return "recorder" }
 
+// newRows is a buffer of rows that keeps the configured frames.
+func (r *Recorder) newRows() *analytics.Rows {
+	if r.o.frameSample < 0 {
+		return analytics.NewRows()
+	}
+	return analytics.NewRows(analytics.WithFrames(r.o.frameSample))
+}
+
 // Start builds the consumer, connects to ClickHouse and applies the
 // migrations, then starts consuming. When ClickHouse cannot be reached, Start
 // still returns: connecting is retried in the background (with backoff,

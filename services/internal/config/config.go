@@ -44,6 +44,10 @@ type Config struct {
 	WebenvURL string
 	// DashboardAddr is where the dashboard target serves its web page.
 	DashboardAddr string
+	// RecorderFrameSample: the recorder keeps the frames of every greedy
+	// (evaluation) episode and of one in this many training episodes in
+	// ClickHouse's frames table (0: greedy only; negative: none).
+	RecorderFrameSample int
 	// RunDir holds local state (checkpoints, frame store, reports).
 	RunDir string
 	// Suite is the task suite of every target and command that takes
@@ -148,6 +152,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.WebenvAddr, "webenv-addr", "127.0.0.1:18080", "webenv task server address")
 	str(&c.WebenvURL, "webenv-url", "", "URL actors use to reach webenv (default: http:// + -webenv-addr)")
 	str(&c.DashboardAddr, "dashboard-addr", "127.0.0.1:7080", "dashboard web page address")
+	fs.IntVar(&c.RecorderFrameSample, "recorder-frame-sample", 20, "the recorder stores the frames of every greedy (evaluation) episode and of 1 in this many training episodes in ClickHouse's frames table, for the dashboard's episode view; 0: greedy only, -1: none (env "+envName("recorder-frame-sample")+")")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
 	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")

@@ -30,6 +30,7 @@ func newRecorder(d deps) (app.Service, error) {
 		recorder.WithLogger(d.log.With("service", "recorder")),
 		recorder.WithRegisterer(d.metrics),
 		recorder.WithInstance(d.cfg.InstanceID),
+		recorder.WithFrameSample(d.cfg.RecorderFrameSample),
 	)
 	return recorder.New(d.catalog, clickhouseConfig(d.cfg),
 		func(o ...kgo.Opt) (*kgo.Client, error) { return d.kafka.NewClient("recorder", o...) }, opts...)
