@@ -2,6 +2,8 @@ package loadtest
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -70,4 +72,36 @@ func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []
 		case <-time.After(interval):
 		}
 	}
+}
+
+// MemberPartitions counts the partitions of names that group's members
+// whose client id starts with clientPrefix are assigned (the services name
+// their clients <instance id>/<client>).
+func MemberPartitions(ctx context.Context, adm *kadm.Client, group, clientPrefix string, names []string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	groups, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return 0, err
+	}
+	g, err := groups.On(group, nil)
+	if err != nil {
+		return 0, err
+	}
+	if g.Err != nil {
+		return 0, g.Err
+	}
+	n := 0
+	for _, m := range g.Members {
+		c, ok := m.Assigned.AsConsumer()
+		if !ok || !strings.HasPrefix(m.ClientID, clientPrefix) {
+			continue
+		}
+		for _, t := range c.Topics {
+			if slices.Contains(names, t.Topic) {
+				n += len(t.Partitions)
+			}
+		}
+	}
+	return n, nil
 }

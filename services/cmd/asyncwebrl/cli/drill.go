@@ -251,6 +251,8 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 	case !res.OK():
 		fmt.Fprintf(stdout, "logs kept in %s\n", df.dir)
 		return res, errors.New("the drill failed (see its verdict above)")
+	case df.keep && d.cluster != nil:
+		fmt.Fprintf(stdout, "kept: database %s, directory %s (the stopped cluster's data in %s)\n", d.db, df.dir, filepath.Join(df.dir, "cluster"))
 	case df.keep:
 		fmt.Fprintf(stdout, "kept: topics %s*, database %s, directory %s\n", d.cat.Prefix, d.db, df.dir)
 	default:
@@ -275,20 +277,22 @@ func argGiven(args []string, name string) bool {
 
 // drillRun is one drill's state.
 type drillRun struct {
-	flags   drillFlags
-	cfg     *config.Config
-	rest    []string // the binary's flags, passed on to the members
-	env     []string // added to the members' environment
-	id      string
-	out     io.Writer
-	start   time.Time
-	cluster *testenv.Broker     // nil on an existing cluster
-	ch      *testenv.ClickHouse // nil on the configured server
-	f       *kafka.Factory
-	cat     *topics.Catalog
-	db      string
-	members map[string][]*member
-	sent    atomic.Int64
+	flags drillFlags
+	cfg   *config.Config
+	rest  []string // the binary's flags, passed on to the members
+	env   []string // added to the members' environment
+	id    string
+	out   io.Writer
+	start time.Time
+	// loadStart is when the load began: the schedule's origin.
+	loadStart time.Time
+	cluster   *testenv.Broker     // nil on an existing cluster
+	ch        *testenv.ClickHouse // nil on the configured server
+	f         *kafka.Factory
+	cat       *topics.Catalog
+	db        string
+	members   map[string][]*member
+	sent      atomic.Int64
 }
 
 func (d *drillRun) say(format string, args ...any) {
@@ -393,6 +397,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	}
 	loaded := make(chan loadResult, 1)
 	loadStart := time.Now()
+	d.loadStart = loadStart
 	go func() {
 		exp, err := loadtest.Generate(ctx, prod, d.cat, load)
 		loaded <- loadResult{exp, err}

@@ -41,12 +41,13 @@ func (d *drillRun) startMembers() error {
 		for i := 1; i <= d.flags.members; i++ {
 			name := role + "-" + strconv.Itoa(i)
 			args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
-			args = append(args, "-target="+role, "-instance-id=drill-"+d.id+"-"+name,
+			m := &member{name: name}
+			args = append(args, "-target="+role, "-instance-id="+d.instance(m),
 				"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
 				"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
 				"-apply-topics=false", "-admin-addr=127.0.0.1:0",
 				"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
-			m := &member{name: name, args: args}
+			m.args = args
 			if err := d.startMember(m); err != nil {
 				return err
 			}
@@ -56,6 +57,9 @@ func (d *drillRun) startMembers() error {
 	d.say("started %d joiner and %d recorder members (processes of %s)", d.flags.members, d.flags.members, d.flags.bin)
 	return nil
 }
+
+// instance is m's -instance-id, the prefix of its Kafka client ids.
+func (d *drillRun) instance(m *member) string { return "drill-" + d.id + "-" + m.name }
 
 func (d *drillRun) startMember(m *member) error {
 	p, err := testenv.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
@@ -126,7 +130,7 @@ func (d *drillRun) stopMembers() []string {
 // faultResult is one injected fault and how the pipeline took it.
 type faultResult struct {
 	name, what string
-	// at is when it was injected, from the drill's start; back how long
+	// at is when it was injected, from the load's start; back how long
 	// after that the component was running again.
 	at, back   time.Duration
 	recoveries []loadtest.Recovery
@@ -182,9 +186,13 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		restore = func() error { return d.cluster.StartNode(int(node)) }
 	case "joiner", "recorder":
 		m := d.members[s.name][0]
+		held := "holding ? of the inputs' partitions"
+		if n, err := loadtest.MemberPartitions(ctx, adm, groups[0], d.instance(m)+"/", d.inputs()); err == nil {
+			held = fmt.Sprintf("holding %d of %d input partitions", n, len(base[groups[0]].Partitions))
+		}
 		pid := m.p.Cmd.Process.Pid
 		m.kill()
-		fr.what = fmt.Sprintf("kill -9 %s (pid %d)", m.name, pid)
+		fr.what = fmt.Sprintf("kill -9 %s (pid %d, %s)", m.name, pid, held)
 		restore = func() error { return d.startMember(m) }
 	case "clickhouse":
 		if err := d.ch.Down(); err != nil {
@@ -196,7 +204,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		return fr, fmt.Errorf("unknown fault %q", s.name)
 	}
 	injected := time.Now()
-	fr.at = injected.Sub(d.start)
+	fr.at = injected.Sub(d.loadStart)
 	d.say("fault %s: %s", s.name, fr.what)
 	if s.name != "broker" {
 		// A member is gone now: offsets read after its death are the
@@ -266,7 +274,7 @@ func printFaults(w io.Writer, faults []faultResult) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "fault\tinjected\tback after\tgroup\tresumed after\trecovered after\t\twhat")
+	fmt.Fprintln(tw, "fault\tinjected at\tback after\tgroup\tresumed after\trecovered after\t\twhat")
 	for _, f := range faults {
 		for i, r := range f.recoveries {
 			mark := "ok"
@@ -275,7 +283,7 @@ func printFaults(w io.Writer, faults []faultResult) {
 			}
 			group := r.Group[strings.LastIndex(r.Group, ".")+1:]
 			if i == 0 {
-				fmt.Fprintf(tw, "%s\tt+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.name, f.at.Round(time.Second), roundDur(f.back), group, roundDur(r.Resumed), roundDur(r.Recovered), mark, f.what)
+				fmt.Fprintf(tw, "%s\tload+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.name, f.at.Round(time.Second), roundDur(f.back), group, roundDur(r.Resumed), roundDur(r.Recovered), mark, f.what)
 			} else {
 				fmt.Fprintf(tw, "\t\t\t%s\t%s\t%s\t%s\t\n", group, roundDur(r.Resumed), roundDur(r.Recovered), mark)
 			}
