@@ -38,21 +38,41 @@ func Offsets(ctx context.Context, adm *kadm.Client, group string, names []string
 // WatchRecovery polls group on names every interval from the fault at
 // since, against its offsets at the fault (base), until it recovered or
 // ctx ends; failed looks (the broker away) are retried.
-func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []string, since time.Time, base topics.GroupLag, interval time.Duration) Recovery {
+//
+// When evicted is not nil (a killed member), a partition counts as
+// recovered only once evicted said the member is out of the group, and
+// only by advancing past its offset at that moment: a transaction the
+// killed member committed just before it died, whose offsets appear a
+// little later, is not a recovery.
+func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []string, since time.Time, base topics.GroupLag, interval time.Duration, evicted func(context.Context) (bool, error)) Recovery {
 	r := Recovery{Group: group, Resumed: -1, Recovered: -1}
-	at := map[[2]any]int64{}
-	for _, p := range base.Partitions {
-		at[[2]any{p.Topic, p.Partition}] = p.Committed
+	offsets := func(l topics.GroupLag) map[[2]any]int64 {
+		m := map[[2]any]int64{}
+		for _, p := range l.Partitions {
+			m[[2]any{p.Topic, p.Partition}] = p.Committed
+		}
+		return m
 	}
+	at, from := offsets(base), offsets(base)
+	out := evicted == nil
 	for {
+		if !out {
+			if gone, err := evicted(ctx); err == nil && gone {
+				if lag, err := Offsets(ctx, adm, group, names); err == nil {
+					out, from = true, offsets(lag)
+				}
+			}
+		}
 		if lag, err := Offsets(ctx, adm, group, names); err == nil {
 			now := time.Since(since)
-			moved, all := false, len(lag.Partitions) > 0
+			moved, all := false, out && len(lag.Partitions) > 0
 			for _, p := range lag.Partitions {
-				before, ok := at[[2]any{p.Topic, p.Partition}]
+				k := [2]any{p.Topic, p.Partition}
+				before, ok := at[k]
+				moved = moved || ok && p.Committed > before || !ok && p.Committed >= 0
+				before, ok = from[k]
 				advanced := ok && p.Committed > before || !ok && p.Committed >= 0
-				moved = moved || advanced
-				idle := ok && p.End <= before // nothing arrived since the fault
+				idle := ok && p.End <= before // nothing arrived since
 				all = all && (advanced || idle)
 			}
 			if moved && r.Resumed < 0 {
@@ -74,34 +94,60 @@ func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []
 	}
 }
 
-// MemberPartitions counts the partitions of names that group's members
-// whose client id starts with clientPrefix are assigned (the services name
-// their clients <instance id>/<client>).
-func MemberPartitions(ctx context.Context, adm *kadm.Client, group, clientPrefix string, names []string) (int, error) {
+// Member finds the member of group whose client id starts with
+// clientPrefix (the services name their clients <instance id>/<client>)
+// and returns its member id ("" when there is none) and how many
+// partitions of names it is assigned.
+func Member(ctx context.Context, adm *kadm.Client, group, clientPrefix string, names []string) (string, int, error) {
+	g, err := describe(ctx, adm, group)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, m := range g.Members {
+		if !strings.HasPrefix(m.ClientID, clientPrefix) {
+			continue
+		}
+		n := 0
+		if c, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range c.Topics {
+				if slices.Contains(names, t.Topic) {
+					n += len(t.Partitions)
+				}
+			}
+		}
+		return m.MemberID, n, nil
+	}
+	return "", 0, nil
+}
+
+// Evicted returns a check for WatchRecovery: true once member is no
+// longer in group (its session expired, or the group rebalanced without
+// it).
+func Evicted(adm *kadm.Client, group, member string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		g, err := describe(ctx, adm, group)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range g.Members {
+			if m.MemberID == member {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+}
+
+func describe(ctx context.Context, adm *kadm.Client, group string) (kadm.DescribedGroup, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	groups, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return 0, err
+		return kadm.DescribedGroup{}, err
 	}
 	g, err := groups.On(group, nil)
-	if err != nil {
-		return 0, err
+	if err == nil {
+		err = g.Err
 	}
-	if g.Err != nil {
-		return 0, g.Err
-	}
-	n := 0
-	for _, m := range g.Members {
-		c, ok := m.Assigned.AsConsumer()
-		if !ok || !strings.HasPrefix(m.ClientID, clientPrefix) {
-			continue
-		}
-		for _, t := range c.Topics {
-			if slices.Contains(names, t.Topic) {
-				n += len(t.Partitions)
-			}
-		}
-	}
-	return n, nil
+	return g, err
 }
