@@ -47,11 +47,11 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
   Progress lines go to stdout. At the end it prints a verdict per topic
   (records: the load's deliberate duplicates are records like any other)
   and per ClickHouse table (distinct events) with expected, found, lost and
-  duplicated, and per fault the
-  time until each affected group made progress again: resumed (its first
-  committed offset advance after the fault) and recovered (every input
-  partition advanced, the killed member's included). Exit 1 on any loss,
-  duplicate, mismatch, unrecovered fault or unclean stop.
+  duplicated, and per fault the time until each affected group made
+  progress again, from the fault: resumed (its first committed offset
+  advance) and recovered (every input partition advanced; after a member's
+  kill, by a live member once the group had dropped the dead one). Exit 1
+  on any loss, duplicate, mismatch, unrecovered fault or unclean stop.
   Topics are <prefix>* with a prefix of the drill's own (drill_<id>.), the
   database drill_<id> on -clickhouse-addr (-clickhouse-database is not
   used); both are deleted at the end unless --keep. The members' logs are
