@@ -39,12 +39,14 @@ func Offsets(ctx context.Context, adm *kadm.Client, group string, names []string
 // since, against its offsets at the fault (base), until it recovered or
 // ctx ends; failed looks (the broker away) are retried.
 //
-// When evicted is not nil (a killed member), a partition counts as
-// recovered only once evicted said the member is out of the group, and
-// only by advancing past its offset at that moment: a transaction the
-// killed member committed just before it died, whose offsets appear a
-// little later, is not a recovery.
-func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []string, since time.Time, base topics.GroupLag, interval time.Duration, evicted func(context.Context) (bool, error)) Recovery {
+// When settled is not nil, a partition counts as recovered only once
+// settled reports true, and only by advancing past its offset at that
+// moment. A killed member's fault settles when the group dropped it
+// (Evicted): a transaction it committed just before it died, whose offsets
+// appear a little later, is not a recovery. A ClickHouse outage settles
+// when the server is back: a batch inserted before the stop and committed
+// during it is not one either.
+func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []string, since time.Time, base topics.GroupLag, interval time.Duration, settled func(context.Context) (bool, error)) Recovery {
 	r := Recovery{Group: group, Resumed: -1, Recovered: -1}
 	offsets := func(l topics.GroupLag) map[[2]any]int64 {
 		m := map[[2]any]int64{}
@@ -54,10 +56,10 @@ func WatchRecovery(ctx context.Context, adm *kadm.Client, group string, names []
 		return m
 	}
 	at, from := offsets(base), offsets(base)
-	out := evicted == nil
+	out := settled == nil
 	for {
 		if !out {
-			if gone, err := evicted(ctx); err == nil && gone {
+			if ok, err := settled(ctx); err == nil && ok {
 				if lag, err := Offsets(ctx, adm, group, names); err == nil {
 					out, from = true, offsets(lag)
 				}

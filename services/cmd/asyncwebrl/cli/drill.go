@@ -50,7 +50,8 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
   duplicated, and per fault the time until each affected group made
   progress again, from the fault: resumed (its first committed offset
   advance) and recovered (every input partition advanced; after a member's
-  kill, by a live member once the group had dropped the dead one). Exit 1
+  kill, by a live member once the group had dropped the dead one; after a
+  ClickHouse stop, once it was back). Exit 1
   on any loss, duplicate, mismatch, unrecovered fault or unclean stop.
   Topics are <prefix>* with a prefix of the drill's own (drill_<id>.), the
   database drill_<id> on -clickhouse-addr (-clickhouse-database is not
