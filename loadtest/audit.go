@@ -30,6 +30,10 @@ type TopicAudit struct {
 	// AbortedRecorded how many of those reached ClickHouse (must be 0).
 	Aborted         int
 	AbortedRecorded int
+	// Distinct is every distinct event the table holds (and bad_records
+	// for the topic), whichever run wrote it: beyond Recorded, what the
+	// topic does not hold committed.
+	Distinct int
 	// Missing names a few committed events ClickHouse lacks.
 	Missing []string
 }
@@ -130,7 +134,23 @@ func auditTopic(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Ca
 		return a, err
 	}
 	a.AbortedRecorded = len(abortedFound)
+	if a.Distinct, err = distinct(ctx, conn, db, a.Table, name); err != nil {
+		return a, err
+	}
 	return a, nil
+}
+
+// distinct counts the table's distinct event ids and the topic's distinct
+// undecodable records.
+func distinct(ctx context.Context, conn driver.Conn, db, table, topic string) (int, error) {
+	var events, bad uint64
+	if err := conn.QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+db+"."+table).Scan(&events); err != nil {
+		return 0, fmt.Errorf("unable to count %s.%s: %w", db, table, err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT uniqExact(partition, offset) FROM "+db+".bad_records WHERE topic = ?", topic).Scan(&bad); err != nil {
+		return 0, fmt.Errorf("unable to count %s.bad_records: %w", db, err)
+	}
+	return int(events + bad), nil
 }
 
 // auditChunk bounds the ids of one IN list.

@@ -48,6 +48,11 @@ type Config struct {
 	// Progress, when set, is called from time to time with the records
 	// sent so far and the total planned.
 	Progress func(sent, total int)
+	// Stop, when set and closed, ends the load early: each executor
+	// finishes the episode it is playing and sends what it holds back, so
+	// the Expected outcome is still whole (asyncwebrl drill runs its load
+	// until its faults have recovered).
+	Stop <-chan struct{}
 }
 
 // RealFrameBytes is the size of an actor's frame, bench joiner's default: the median of 8,791 policy
@@ -93,11 +98,21 @@ type Malformed struct {
 	Payload   []byte
 }
 
+// Landed is where the broker put an acknowledged record.
+type Landed struct {
+	Partition int32
+	Offset    int64
+}
+
 // Expected is the outcome the joiner must produce from what was sent.
 type Expected struct {
 	Transitions map[StepKey]StepIDs
 	Episodes    map[string]EpisodeWant
 	Malformed   []Malformed
+	// Acked is every record the broker acknowledged, by topic (its full
+	// name): each must be in the log at that place, and nothing else
+	// (VerifyInputs).
+	Acked map[string][]Landed
 	// Records, by what they were.
 	Records, Events, Duplicates, Reordered int
 }
@@ -122,7 +137,7 @@ func Generate(ctx context.Context, cl *kgo.Client, cat *topics.Catalog, c Config
 		obs:     cat.Name(topics.Obs),
 		actions: cat.Name(topics.Actions),
 		rewards: cat.Name(topics.Rewards),
-		exp:     &Expected{Transitions: map[StepKey]StepIDs{}, Episodes: map[string]EpisodeWant{}},
+		exp:     &Expected{Transitions: map[StepKey]StepIDs{}, Episodes: map[string]EpisodeWant{}, Acked: map[string][]Landed{}},
 		total:   total,
 		start:   time.Now(),
 	}
@@ -187,15 +202,18 @@ func (g *generator) executor(ctx context.Context, e, episodes int) {
 					return
 				}
 				g.exp.Malformed = append(g.exp.Malformed, Malformed{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Payload: r.Value})
+				g.exp.Acked[r.Topic] = append(g.exp.Acked[r.Topic], Landed{r.Partition, r.Offset})
 			})
 			return
 		}
-		g.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+		g.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+			g.mu.Lock()
+			defer g.mu.Unlock()
 			if err != nil {
-				g.mu.Lock()
 				g.setErr(err)
-				g.mu.Unlock()
+				return
 			}
+			g.exp.Acked[r.Topic] = append(g.exp.Acked[r.Topic], Landed{r.Partition, r.Offset})
 		})
 	}
 	// emit queues one event and sends whatever is due, so that held-back
@@ -252,6 +270,9 @@ func (g *generator) executor(ctx context.Context, e, episodes int) {
 		g.episode(rng, e, n, frame, emit)
 		if ctx.Err() != nil {
 			return
+		}
+		if g.stopped() {
+			break
 		}
 	}
 	for _, h := range held {
@@ -366,6 +387,16 @@ func (g *generator) pace(ctx context.Context) {
 		case <-time.After(d):
 		case <-ctx.Done():
 		}
+	}
+}
+
+// stopped reports whether Config.Stop is closed.
+func (g *generator) stopped() bool {
+	select {
+	case <-g.c.Stop:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -172,26 +172,12 @@ func TestIntegrationJoinerBrokerLoss(t *testing.T) {
 	}
 }
 
-// busiestLeader is the node id of the broker that leads the most partitions
-// (the internal topics' included: the group and transaction coordinators
-// move with their partition's leader).
+// busiestLeader is loadtest.BusiestLeader, logged.
 func busiestLeader(ctx context.Context, t *testing.T, adm *kadm.Client) int32 {
 	t.Helper()
-	md, err := adm.Metadata(ctx)
+	best, led, err := loadtest.BusiestLeader(ctx, adm)
 	if err != nil {
 		t.Fatal(err)
-	}
-	led := map[int32]int{}
-	for _, td := range md.Topics {
-		for _, pd := range td.Partitions {
-			led[pd.Leader]++
-		}
-	}
-	var best int32 = -1
-	for id, n := range led {
-		if best < 0 || n > led[best] || n == led[best] && id < best {
-			best = id
-		}
 	}
 	t.Logf("partitions led per broker: %v; killing broker %d", led, best)
 	return best

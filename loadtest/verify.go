@@ -31,6 +31,9 @@ type Report struct {
 	MalformedExpected int
 	MalformedInDLQ    int
 	DeadLetters       int
+	// DuplicatedDeadLetters are second copies of a malformed record's
+	// dead letter.
+	DuplicatedDeadLetters int
 	// OtherDeadLetters are dead letters that are not malformed records.
 	OtherDeadLetters int
 	// Examples of what went wrong, a few of each.
@@ -41,16 +44,16 @@ type Report struct {
 func (r Report) OK() bool {
 	return r.Lost == 0 && r.Duplicated == 0 && r.Unexpected == 0 && r.Mismatched == 0 &&
 		r.EpisodesLost == 0 && r.EpisodesDuplicated == 0 && r.EpisodesMismatched == 0 &&
-		r.MalformedInDLQ == r.MalformedExpected && r.OtherDeadLetters == 0
+		r.MalformedInDLQ == r.MalformedExpected && r.DuplicatedDeadLetters == 0 && r.OtherDeadLetters == 0
 }
 
 func (r Report) String() string {
 	s := fmt.Sprintf("transitions: %d expected, %d found, %d lost, %d duplicated, %d unexpected, %d mismatched; "+
 		"episodes: %d expected, %d found, %d lost, %d duplicated, %d mismatched; "+
-		"dlq: %d records, %d/%d malformed, %d other",
+		"dlq: %d records, %d/%d malformed, %d duplicated, %d other",
 		r.Expected, r.Found, r.Lost, r.Duplicated, r.Unexpected, r.Mismatched,
 		r.EpisodesExpected, r.EpisodesFound, r.EpisodesLost, r.EpisodesDuplicated, r.EpisodesMismatched,
-		r.DeadLetters, r.MalformedInDLQ, r.MalformedExpected, r.OtherDeadLetters)
+		r.DeadLetters, r.MalformedInDLQ, r.MalformedExpected, r.DuplicatedDeadLetters, r.OtherDeadLetters)
 	if len(r.Problems) > 0 {
 		s += "\n  " + strings.Join(r.Problems, "\n  ")
 	}
@@ -170,7 +173,7 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 		}
 	}
 
-	malformed := map[coord][]byte{}
+	malformed, delivered := map[coord][]byte{}, map[coord]bool{}
 	for _, m := range exp.Malformed {
 		malformed[coord{m.Topic, m.Partition, m.Offset}] = m.Payload
 	}
@@ -185,6 +188,9 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 		c := coord{dl.SourceTopic, dl.SourcePartition, dl.SourceOffset}
 		want, ok := malformed[c]
 		switch {
+		case delivered[c]:
+			r.DuplicatedDeadLetters++
+			r.problem("second dead letter of %s[%d]@%d", c.topic, c.partition, c.offset)
 		case !ok:
 			r.OtherDeadLetters++
 			r.problem("dead letter of %s[%d]@%d is not a malformed record: %s %s", c.topic, c.partition, c.offset, dl.ReasonCode, dl.Reason)
@@ -193,7 +199,8 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 			r.problem("dead letter of %s[%d]@%d carries other bytes than were sent", c.topic, c.partition, c.offset)
 		default:
 			r.MalformedInDLQ++
-			delete(malformed, c) // a second copy counts as other
+			delete(malformed, c)
+			delivered[c] = true
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 type ClickHouse struct {
 	// Addr is its native protocol address, host:port.
 	Addr string
+	repo string
 	env  []string
 }
 
@@ -24,26 +26,34 @@ type ClickHouse struct {
 func PrivateClickHouse(t testing.TB) *ClickHouse {
 	t.Helper()
 	Integration(t)
-	tcp, http := FreePort(t), FreePort(t)
-	c := &ClickHouse{
+	c := NewClickHouse(t.TempDir(), repoDir())
+	c.Start(t)
+	t.Cleanup(func() { _ = c.Down() })
+	return c
+}
+
+// NewClickHouse prepares a server whose data lives in dir, on free
+// loopback ports, run by repo's infra/clickhouse.sh; nothing starts until
+// Up. It is PrivateClickHouse for a program (asyncwebrl drill).
+func NewClickHouse(dir, repo string) *ClickHouse {
+	tcp, http := freePort(), freePort()
+	return &ClickHouse{
 		Addr: "127.0.0.1:" + strconv.Itoa(tcp),
+		repo: repo,
 		env: append(os.Environ(),
-			"ASYNCWEBRL_RUN_DIR="+t.TempDir(),
+			"ASYNCWEBRL_RUN_DIR="+dir,
 			"CLICKHOUSE_TCP_PORT="+strconv.Itoa(tcp),
 			"CLICKHOUSE_HTTP_PORT="+strconv.Itoa(http),
 		),
 	}
-	c.Start(t)
-	t.Cleanup(func() { _ = c.script("stop").Run() })
-	return c
 }
 
 // Start starts the server (again) and waits until it answers.
 func (c *ClickHouse) Start(t testing.TB) {
 	t.Helper()
 	t0 := time.Now()
-	if out, err := c.script("start").CombinedOutput(); err != nil {
-		t.Fatalf("unable to start the private ClickHouse: %v\n%s", err, out)
+	if err := c.Up(); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("private ClickHouse ready on %s in %s", c.Addr, time.Since(t0).Round(100*time.Millisecond))
 }
@@ -51,13 +61,29 @@ func (c *ClickHouse) Start(t testing.TB) {
 // Stop stops the server (SIGTERM, as infra/clickhouse.sh stop does).
 func (c *ClickHouse) Stop(t testing.TB) {
 	t.Helper()
-	if out, err := c.script("stop").CombinedOutput(); err != nil {
-		t.Fatalf("unable to stop the private ClickHouse: %v\n%s", err, out)
+	if err := c.Down(); err != nil {
+		t.Fatal(err)
 	}
 }
 
+// Up is Start for a program.
+func (c *ClickHouse) Up() error {
+	if out, err := c.script("start").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to start the private ClickHouse: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Down is Stop for a program.
+func (c *ClickHouse) Down() error {
+	if out, err := c.script("stop").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to stop the private ClickHouse: %w\n%s", err, out)
+	}
+	return nil
+}
+
 func (c *ClickHouse) script(arg string) *exec.Cmd {
-	cmd := exec.Command("bash", filepath.Join(repoDir(), "infra", "clickhouse.sh"), arg)
+	cmd := exec.Command("bash", filepath.Join(c.repo, "infra", "clickhouse.sh"), arg)
 	cmd.Env = c.env
 	return cmd
 }

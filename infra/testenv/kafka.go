@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ type Broker struct {
 	Addr  string
 	Addrs []string
 	dir   string
+	repo  string
 	nodes int
 	env   []string
 }
@@ -43,10 +45,26 @@ func PrivateBroker(t testing.TB) *Broker {
 func PrivateCluster(t testing.TB, nodes int) *Broker {
 	t.Helper()
 	Integration(t)
-	dir := t.TempDir()
-	port, ctrl := freeRun(t, nodes), freeRun(t, nodes)
+	b := NewCluster(t.TempDir(), repoDir(), nodes)
+	b.Start(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("private broker's log: %s", b.LogFile())
+		}
+		_ = b.Down()
+	})
+	return b
+}
+
+// NewCluster prepares a cluster of nodes nodes whose data lives in dir, on
+// free loopback ports, run by repo's infra/kafka.sh from the jars in
+// repo/.run; nothing starts until Up. It is PrivateCluster for a program
+// rather than a test (asyncwebrl drill), which stops it with Down.
+func NewCluster(dir, repo string, nodes int) *Broker {
+	port, ctrl := freeRun(nodes), freeRun(nodes)
 	b := &Broker{
 		dir:   dir,
+		repo:  repo,
 		nodes: nodes,
 		env: append(os.Environ(),
 			"ASYNCWEBRL_RUN_DIR="+dir,
@@ -54,20 +72,13 @@ func PrivateCluster(t testing.TB, nodes int) *Broker {
 			"KAFKA_PORT="+strconv.Itoa(port),
 			"KAFKA_CONTROLLER_PORT="+strconv.Itoa(ctrl),
 			"KAFKA_HEAP=-Xmx384M",
-			"KAFKA_LIBS="+filepath.Join(RepoDir(t), ".run", "kafka", "libs"),
+			"KAFKA_LIBS="+filepath.Join(repo, ".run", "kafka", "libs"),
 		),
 	}
 	for i := range nodes {
 		b.Addrs = append(b.Addrs, "127.0.0.1:"+strconv.Itoa(port+2*i))
 	}
 	b.Addr = b.Addrs[0]
-	b.Start(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("private broker's log: %s", b.LogFile())
-		}
-		_ = b.script("stop").Run()
-	})
 	return b
 }
 
@@ -75,10 +86,35 @@ func PrivateCluster(t testing.TB, nodes int) *Broker {
 func (b *Broker) Start(t testing.TB) {
 	t.Helper()
 	t0 := time.Now()
-	if out, err := b.script("start").CombinedOutput(); err != nil {
-		t.Fatalf("unable to start the private broker: %v\n%s", err, out)
+	if err := b.Up(); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("private broker ready on %s in %s", strings.Join(b.Addrs, ","), time.Since(t0).Round(100*time.Millisecond))
+}
+
+// Up is Start for a program: it starts every node that is not running and
+// waits until all are ready.
+func (b *Broker) Up() error {
+	if out, err := b.script("start").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to start the private broker: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// StartNode starts node (1-based) again, alone, and waits until it is ready.
+func (b *Broker) StartNode(node int) error {
+	if out, err := b.script("start-node", strconv.Itoa(node)).CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to start node %d of the private broker: %w\n%s", node, err, out)
+	}
+	return nil
+}
+
+// Down stops every node (SIGTERM, SIGKILL after 30 s).
+func (b *Broker) Down() error {
+	if out, err := b.script("stop").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to stop the private broker: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // Kill kills node 1 with SIGKILL, as a crash or an OOM kill would, and waits
@@ -88,8 +124,8 @@ func (b *Broker) Kill(t testing.TB) { t.Helper(); b.KillNode(t, 1) }
 // KillNode kills node (1-based) with SIGKILL and waits until it is gone.
 func (b *Broker) KillNode(t testing.TB, node int) {
 	t.Helper()
-	if out, err := b.script("kill", strconv.Itoa(node)).CombinedOutput(); err != nil {
-		t.Fatalf("unable to kill node %d of the private broker: %v\n%s", node, err, out)
+	if err := b.Crash(node); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("private broker node %d (%s) killed with SIGKILL", node, b.Addrs[node-1])
 }
@@ -106,26 +142,36 @@ func (b *Broker) Status(t testing.TB) (string, error) {
 	return string(out), err
 }
 
+// Crash is KillNode for a program: SIGKILL to node, returning once it is gone.
+func (b *Broker) Crash(node int) error {
+	if out, err := b.script("kill", strconv.Itoa(node)).CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to kill node %d of the private broker: %w\n%s", node, err, out)
+	}
+	return nil
+}
+
 // LogFile is node 1's server log.
-func (b *Broker) LogFile() string {
+func (b *Broker) LogFile() string { return b.NodeLog(1) }
+
+// NodeLog is node's (1-based) server log.
+func (b *Broker) NodeLog(node int) string {
 	if b.nodes == 1 {
 		return filepath.Join(b.dir, "kafka", "server.log")
 	}
-	return filepath.Join(b.dir, "kafka", "node1", "server.log")
+	return filepath.Join(b.dir, "kafka", "node"+strconv.Itoa(node), "server.log")
 }
 
 func (b *Broker) script(args ...string) *exec.Cmd {
-	c := exec.Command("bash", append([]string{filepath.Join(repoDir(), "infra", "kafka.sh")}, args...)...)
+	c := exec.Command("bash", append([]string{filepath.Join(b.repo, "infra", "kafka.sh")}, args...)...)
 	c.Env = b.env
 	return c
 }
 
 // freeRun returns a port p such that p, p+2, ... (n ports, kafka.sh's
 // layout of a cluster's nodes) are all free.
-func freeRun(t testing.TB, n int) int {
-	t.Helper()
+func freeRun(n int) int {
 	for {
-		p := FreePort(t)
+		p := freePort()
 		ok := true
 		for i := 1; i < n && ok; i++ {
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+2*i))
@@ -147,6 +193,10 @@ var nextPort atomic.Int64
 // ephemeral range so that an outgoing connection cannot take it meanwhile.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	return freePort()
+}
+
+func freePort() int {
 	for p := 20000 + int((time.Now().UnixNano()+nextPort.Add(7))%10000); ; p++ {
 		if p >= 30000 {
 			p = 20000
@@ -169,4 +219,24 @@ func RepoDir(t testing.TB) string {
 func repoDir() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// FindRepo is the repository a program runs in: the first directory from
+// dir upwards that holds infra/kafka.sh, else the one this package was
+// built from (a binary run outside its checkout).
+func FindRepo(dir string) (string, error) {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "infra", "kafka.sh")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if _, err := os.Stat(filepath.Join(repoDir(), "infra", "kafka.sh")); err == nil {
+		return repoDir(), nil
+	}
+	return "", fmt.Errorf("unable to find infra/kafka.sh above %s or in %s: run from the repository", dir, repoDir())
 }

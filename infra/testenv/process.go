@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,28 +34,44 @@ type Process struct {
 // kills it and, when the test failed, prints the log's last 30 lines.
 func Start(t testing.TB, bin, dir, name string, args ...string) *Process {
 	t.Helper()
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
+	p, err := StartProcess(bin, dir, name, nil, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &Process{Cmd: cmd, Log: logPath, Done: make(chan struct{})}
-	go func() { p.Err = cmd.Wait(); f.Close(); close(p.Done) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = p.Cmd.Process.Kill()
 		<-p.Done
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
+			b, _ := os.ReadFile(p.Log)
 			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 			t.Logf("last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
 		}
 	})
 	return p
+}
+
+// StartProcess is Start for a program (asyncwebrl drill), which kills what
+// it started itself: bin runs with args and, when env is not nil, with env
+// added to this process's environment; its output is appended to
+// dir/name.log, so a restarted component continues its predecessor's log.
+func StartProcess(bin, dir, name string, env []string, args ...string) (*Process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("unable to open the log of %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("unable to start %s: %w", name, err)
+	}
+	p := &Process{Cmd: cmd, Log: logPath, Done: make(chan struct{})}
+	go func() { p.Err = cmd.Wait(); f.Close(); close(p.Done) }()
+	return p, nil
 }
 
 // LogContains reports whether the process's log holds s.

@@ -79,6 +79,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runHealth(ctx, args[1:], stdout, stderr)
 		case "policy":
 			return runPolicy(ctx, args[1:], stdout, stderr)
+		case "drill":
+			return runDrill(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
@@ -119,6 +121,8 @@ Usage:
   asyncwebrl query [NAME] [--since 1h]    list or run a saved ClickHouse query (table, csv, json)
   asyncwebrl audit                        every recorded topic against ClickHouse: committed, recorded, aborted
   asyncwebrl bench train|report           time to skill async vs sync RL; every bench in one document with plots
+  asyncwebrl drill [--schedule S]         kill -9 a broker, a joiner and a recorder under synthetic load on a
+                                          three-broker cluster; verdict: lost, duplicated, recovery times
   asyncwebrl health [--url U]             exit 0 when a running asyncwebrl's /healthz answers 200 (container healthchecks)
   asyncwebrl policy features --out F.npz  a recorded observation's policy inputs as NumPy arrays (for Python's onnxruntime)
   asyncwebrl version

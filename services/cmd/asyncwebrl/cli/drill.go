@@ -1,0 +1,560 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule S] [--down D] [--tail D] [flags]
+  A fault drill with a verdict. Runs the pipeline on a three-broker KRaft
+  cluster of its own (infra/kafka.sh from the repository's jars, on free
+  loopback ports, stopped at the end; -brokers to use an existing cluster
+  instead), with the synthetic actor traffic of loadtest/ (10% reordered,
+  5% duplicated, 1% malformed), the joiner and the recorder as separate
+  processes of this binary (--members of each), and injects the faults of
+  the schedule, one after the other, each killed with SIGKILL and, --down
+  later, started again. The load runs until the last fault has recovered
+  and --tail more; then the drill waits for the joiner and the recorder to
+  catch up and counts. The faults:
+    broker      the broker that leads the most partitions (needs the drill's own cluster)
+    joiner      joiner member 1
+    recorder    recorder member 1
+    clickhouse  ClickHouse stopped and started again (needs --private-clickhouse:
+                the shared server is never stopped)
+  Progress lines go to stdout. At the end it prints a verdict per topic
+  (records: the load's deliberate duplicates are records like any other)
+  and per ClickHouse table (distinct events) with expected, found, lost and
+  duplicated, and per fault the time until each affected group made
+  progress again, from the fault: resumed (its first committed offset
+  advance) and recovered (every input partition advanced; after a member's
+  kill, by a live member once the group had dropped the dead one; after a
+  ClickHouse stop, once it was back). Exit 1
+  on any loss, duplicate, mismatch, unrecovered fault or unclean stop.
+  Topics are <prefix>* with a prefix of the drill's own (drill_<id>.), the
+  database drill_<id> on -clickhouse-addr (-clickhouse-database is not
+  used); both are deleted at the end unless --keep. The members' logs are
+  in --dir.
+  --synthetic          synthetic traffic (default; real actors are not drilled yet)
+  --rate R             records per second (default 300)
+  --schedule S         faults and when, after the load starts: name@offset,...
+                       (default broker@20s,joiner@60s,recorder@100s); a fault
+                       waits for the previous one to recover
+  --down D             how long a killed component stays down (default 10s)
+  --tail D             load after the last fault recovered (default 15s)
+  --members N          joiner and recorder members each (default 2)
+  --nodes N            brokers of the drill's own cluster (default 3)
+  --recovery-timeout D a fault that has not recovered D after its restart fails
+                       the drill (default 3m)
+  --private-clickhouse start a ClickHouse of the drill's own (infra/clickhouse.sh on
+                       free ports) instead of using -clickhouse-addr
+  --dir DIR            where the members' logs and the cluster's data go (default
+                       a new temporary directory, removed after a passing drill)
+  --bin PATH           the asyncwebrl binary the members run (default this one)
+  --keep               keep the topics, the database and --dir
+Flags: -brokers (an existing cluster: no broker fault), -topic-partitions (6),
+-topic-replication (3 on the drill's cluster), -clickhouse-addr, the Kafka
+security flags; the members get them too. The recorder members run with a
+10 s group session timeout (ASYNCWEBRL_RECORDER_SESSION_TIMEOUT overrides it),
+the joiner's default, so a killed member's partitions do not wait 45 s.
+`
+
+// drillFlags are drill's own flags.
+type drillFlags struct {
+	members, nodes              int
+	rate                        float64
+	schedule                    []scheduled
+	down, tail, recoveryTimeout time.Duration
+	privateClickHouse           bool
+	keep                        bool
+	dir, bin                    string
+}
+
+// scheduled is one fault of the schedule.
+type scheduled struct {
+	name string
+	at   time.Duration
+}
+
+var drillFaults = []string{"broker", "joiner", "recorder", "clickhouse"}
+
+func parseDrillFlags(args []string) (drillFlags, []string, error) {
+	d := drillFlags{rate: 300, members: 2, nodes: 3, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
+	vals, rest, err := subFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "recovery-timeout", "dir", "bin"},
+		[]string{"synthetic", "private-clickhouse", "keep"})
+	if err != nil {
+		return d, nil, err
+	}
+	if v, ok := vals["synthetic"]; ok && v != "true" {
+		return d, nil, errors.New("--synthetic=false: only synthetic traffic is drilled yet (real actors are left for later)")
+	}
+	for name, dst := range map[string]*int{"members": &d.members, "nodes": &d.nodes} {
+		if v, ok := vals[name]; ok {
+			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
+				return d, nil, fmt.Errorf("invalid --%s %q: want a positive integer", name, v)
+			}
+		}
+	}
+	if d.nodes > 9 {
+		return d, nil, fmt.Errorf("invalid --nodes %d: want 1..9", d.nodes)
+	}
+	if v, ok := vals["rate"]; ok {
+		if d.rate, err = strconv.ParseFloat(v, 64); err != nil || d.rate <= 0 {
+			return d, nil, fmt.Errorf("invalid --rate %q: want a positive number", v)
+		}
+	}
+	for name, dst := range map[string]*time.Duration{"down": &d.down, "tail": &d.tail, "recovery-timeout": &d.recoveryTimeout} {
+		if v, ok := vals[name]; ok {
+			if *dst, err = time.ParseDuration(v); err != nil || *dst <= 0 {
+				return d, nil, fmt.Errorf("invalid --%s %q: want a positive duration like 10s", name, v)
+			}
+		}
+	}
+	sched := "broker@20s,joiner@60s,recorder@100s"
+	if v, ok := vals["schedule"]; ok {
+		sched = v
+	}
+	if d.schedule, err = parseSchedule(sched); err != nil {
+		return d, nil, err
+	}
+	d.privateClickHouse, d.keep = vals["private-clickhouse"] == "true", vals["keep"] == "true"
+	d.dir, d.bin = vals["dir"], vals["bin"]
+	for _, f := range d.schedule {
+		if f.name == "clickhouse" && !d.privateClickHouse {
+			return d, nil, errors.New("the clickhouse fault needs --private-clickhouse: the drill never stops the shared ClickHouse")
+		}
+	}
+	return d, rest, nil
+}
+
+// parseSchedule reads name@offset,... in any order and returns it by offset.
+func parseSchedule(s string) ([]scheduled, error) {
+	var out []scheduled
+	for _, item := range config.SplitList(s) {
+		name, at, ok := strings.Cut(item, "@")
+		if !ok || !slices.Contains(drillFaults, name) {
+			return nil, fmt.Errorf("invalid --schedule item %q: want name@offset with name one of %s", item, strings.Join(drillFaults, ", "))
+		}
+		d, err := time.ParseDuration(at)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("invalid --schedule item %q: want an offset like 20s", item)
+		}
+		out = append(out, scheduled{name, d})
+	}
+	slices.SortStableFunc(out, func(a, b scheduled) int { return int(a.at - b.at) })
+	return out, nil
+}
+
+// drillResult is what a drill found.
+type drillResult struct {
+	inputs, outputs, tables []loadtest.Verdict
+	report                  loadtest.Report
+	audit                   loadtest.Audit
+	faults                  []faultResult
+	// unclean names the members that did not stop cleanly on SIGTERM.
+	unclean []string
+}
+
+// OK: nothing lost, duplicated or wrong, every fault recovered, every
+// member stopped cleanly.
+func (r *drillResult) OK() bool {
+	for _, vs := range [][]loadtest.Verdict{r.inputs, r.outputs, r.tables} {
+		for _, v := range vs {
+			if !v.OK() {
+				return false
+			}
+		}
+	}
+	for _, f := range r.faults {
+		if !f.ok() {
+			return false
+		}
+	}
+	return r.report.OK() && r.audit.OK() && len(r.unclean) == 0
+}
+
+func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	_, err := drill(ctx, args, stdout, stderr)
+	return err
+}
+
+// drill is the drill command, returning what it found (nil for -help or
+// when it could not run).
+func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drillResult, error) {
+	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, drillUsage)
+		return nil, nil
+	}
+	df, rest, err := parseDrillFlags(args)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	ownCluster := !argGiven(rest, "brokers")
+	if ownCluster && !argGiven(rest, "topic-replication") {
+		rest = append(rest, "-topic-replication="+strconv.Itoa(min(3, df.nodes)))
+	}
+	cfg, err := parse(rest, stdout)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Embedded() {
+		return nil, usageError{errors.New("drill needs real brokers (omit -brokers for a cluster of its own)")}
+	}
+	for _, f := range df.schedule {
+		if f.name == "broker" && !ownCluster {
+			return nil, usageError{errors.New("the broker fault needs the drill's own cluster: omit -brokers, or leave broker out of --schedule")}
+		}
+	}
+	if df.bin == "" {
+		if df.bin, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("unable to find this binary: %w", err)
+		}
+	}
+	id := randomID()
+	if df.dir == "" {
+		if df.dir, err = os.MkdirTemp("", "asyncwebrl-drill-"+id+"-"); err != nil {
+			return nil, fmt.Errorf("unable to create the drill's directory: %w", err)
+		}
+	} else if err := os.MkdirAll(df.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("unable to create the drill's directory: %w", err)
+	}
+	d := &drillRun{flags: df, cfg: cfg, rest: rest, env: drillMemberEnv(os.Getenv), id: id, out: stdout, start: time.Now()}
+	res, err := d.run(ctx, ownCluster)
+	if res != nil {
+		printDrill(stdout, res)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(stdout, "logs kept in %s\n", df.dir)
+		return res, err
+	case !res.OK():
+		fmt.Fprintf(stdout, "logs kept in %s\n", df.dir)
+		return res, errors.New("the drill failed (see its verdict above)")
+	case df.keep && d.cluster != nil:
+		fmt.Fprintf(stdout, "kept: database %s, directory %s (the stopped cluster's data in %s)\n", d.db, df.dir, filepath.Join(df.dir, "cluster"))
+	case df.keep:
+		fmt.Fprintf(stdout, "kept: topics %s*, database %s, directory %s\n", d.cat.Prefix, d.db, df.dir)
+	default:
+		_ = os.RemoveAll(df.dir)
+	}
+	fmt.Fprintln(stdout, "drill passed: nothing lost, nothing duplicated, every fault recovered")
+	return res, nil
+}
+
+// argGiven reports whether flag name is on the command line (the drill's
+// cluster choice ignores the environment, which a shell may set for other
+// commands).
+func argGiven(args []string, name string) bool {
+	for _, a := range args {
+		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// drillRun is one drill's state.
+type drillRun struct {
+	flags drillFlags
+	cfg   *config.Config
+	rest  []string // the binary's flags, passed on to the members
+	env   []string // added to the members' environment
+	id    string
+	out   io.Writer
+	start time.Time
+	// loadStart is when the load began: the schedule's origin.
+	loadStart time.Time
+	cluster   *testenv.Broker     // nil on an existing cluster
+	ch        *testenv.ClickHouse // nil on the configured server
+	f         *kafka.Factory
+	cat       *topics.Catalog
+	db        string
+	members   map[string][]*member
+	sent      atomic.Int64
+}
+
+func (d *drillRun) say(format string, args ...any) {
+	fmt.Fprintf(d.out, "drill %6s  %s\n", "t+"+time.Since(d.start).Round(time.Second).String(), fmt.Sprintf(format, args...))
+}
+
+func (d *drillRun) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	return d.f.NewClient("drill", opts...)
+}
+
+func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, error) {
+	cfg, df := d.cfg, d.flags
+	cwd, _ := os.Getwd()
+	if ownCluster || df.privateClickHouse {
+		repo, err := testenv.FindRepo(cwd)
+		if err != nil {
+			return nil, err
+		}
+		if ownCluster {
+			d.cluster = testenv.NewCluster(filepath.Join(df.dir, "cluster"), repo, df.nodes)
+			d.say("starting a %d-broker cluster on %s (infra/kafka.sh, data in %s)", df.nodes, strings.Join(d.cluster.Addrs, ","), filepath.Join(df.dir, "cluster"))
+			defer func() {
+				if err := d.cluster.Down(); err != nil {
+					d.say("%v", err)
+				}
+			}()
+			if err := d.cluster.Up(); err != nil {
+				return nil, err
+			}
+			cfg.Brokers = d.cluster.Addrs
+		}
+		if df.privateClickHouse {
+			d.ch = testenv.NewClickHouse(filepath.Join(df.dir, "clickhouse"), repo)
+			d.say("starting a ClickHouse of the drill's own on %s", d.ch.Addr)
+			defer func() {
+				if err := d.ch.Down(); err != nil {
+					d.say("%v", err)
+				}
+			}()
+			if err := d.ch.Up(); err != nil {
+				return nil, err
+			}
+			cfg.ClickHouse.Addr = d.ch.Addr
+		}
+	}
+	d.f = kafka.NewFactory(cfg, cfg.Brokers, nil)
+	if err := d.f.Ping(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	admin, err := d.newClient()
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	adm := kadm.NewClient(admin)
+
+	d.cat = catalogOf(cfg, "drill_"+d.id+".")
+	if _, err := topics.Apply(ctx, admin, d.cat); err != nil {
+		return nil, err
+	}
+	d.db = "drill_" + d.id
+	chCfg := clickhouseConfig(cfg)
+	chCfg.Database = ""
+	conn, err := analytics.Open(ctx, chCfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := analytics.Migrate(ctx, conn, d.db); err != nil {
+		return nil, err
+	}
+	if !df.keep {
+		defer d.cleanUp(adm, conn)
+	}
+	d.say("topics %s* (%d partitions, replication %d), database %s on %s, logs in %s",
+		d.cat.Prefix, cfg.TopicPartitions, cfg.TopicReplication, d.db, cfg.ClickHouse.Addr, df.dir)
+
+	if err := d.startMembers(); err != nil {
+		return nil, err
+	}
+	defer d.killMembers()
+
+	// The load has no size: it runs until the faults are done (Stop).
+	load := loadtest.DefaultConfig(math.MaxInt32)
+	load.Rate = df.rate
+	load.Progress = func(sent, _ int) { d.sent.Store(int64(sent)) }
+	stopLoad := make(chan struct{})
+	load.Stop = stopLoad
+	var stopOnce sync.Once
+	endLoad := func() { stopOnce.Do(func() { close(stopLoad) }) }
+	defer endLoad()
+	d.say("load: %.0f records/s until the last fault recovered and %s more; schedule %s, each fault down %s",
+		df.rate, df.tail, scheduleString(df.schedule), df.down)
+	prod, err := d.newClient()
+	if err != nil {
+		return nil, err
+	}
+	defer prod.Close()
+	type loadResult struct {
+		exp *loadtest.Expected
+		err error
+	}
+	loaded := make(chan loadResult, 1)
+	loadStart := time.Now()
+	d.loadStart = loadStart
+	go func() {
+		exp, err := loadtest.Generate(ctx, prod, d.cat, load)
+		loaded <- loadResult{exp, err}
+	}()
+	stopProgress := d.progress(ctx, adm)
+
+	res := &drillResult{}
+	for _, s := range df.schedule {
+		select {
+		case <-ctx.Done():
+			stopProgress()
+			return nil, ctx.Err()
+		case <-time.After(time.Until(loadStart.Add(s.at))):
+		}
+		fr, err := d.inject(ctx, adm, s)
+		if err != nil {
+			stopProgress()
+			return res, err
+		}
+		res.faults = append(res.faults, fr)
+	}
+	select {
+	case <-ctx.Done():
+		stopProgress()
+		return res, ctx.Err()
+	case <-time.After(df.tail):
+	}
+	endLoad()
+	var lr loadResult
+	select {
+	case lr = <-loaded:
+	case <-ctx.Done():
+		stopProgress()
+		return res, ctx.Err()
+	}
+	stopProgress()
+	if lr.err != nil {
+		return res, lr.err
+	}
+	exp := lr.exp
+	d.say("load done: %d records acknowledged in %s (%d duplicates, %d malformed)", exp.Records, time.Since(loadStart).Round(time.Second), exp.Duplicates, len(exp.Malformed))
+
+	// The joiner first: its output is the recorder's input.
+	settle, cancel := context.WithTimeout(ctx, df.recoveryTimeout+5*time.Minute)
+	defer cancel()
+	if err := loadtest.WaitCaughtUp(settle, admin, d.cat, d.joinerGroup(), time.Second); err != nil {
+		return res, err
+	}
+	d.say("joiner caught up; verifying the topics")
+	if res.inputs, err = loadtest.VerifyInputs(ctx, d.newClient, d.cat, exp); err != nil {
+		return res, err
+	}
+	if res.report, err = loadtest.Verify(ctx, d.newClient, d.cat, exp); err != nil {
+		return res, err
+	}
+	res.outputs = res.report.Verdicts()
+	recorded := make([]string, 0, len(analytics.EventTables))
+	for topic := range analytics.EventTables {
+		recorded = append(recorded, d.cat.Name(topic))
+	}
+	if _, err := kafka.WaitCaughtUp(settle, d.newClient, d.recorderGroup(), recorded); err != nil {
+		return res, err
+	}
+	d.say("recorder caught up; auditing ClickHouse")
+	if res.audit, err = loadtest.AuditRecorder(ctx, d.newClient, d.cat, conn, d.db); err != nil {
+		return res, err
+	}
+	res.tables = res.audit.Verdicts()
+	res.unclean = d.stopMembers()
+	return res, nil
+}
+
+// cleanUp deletes the drill's topics, groups and database (on a cluster of
+// its own, the topics go with it).
+func (d *drillRun) cleanUp(adm *kadm.Client, conn driver.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if d.cluster == nil {
+		_, _ = adm.DeleteGroups(ctx, d.joinerGroup(), d.recorderGroup())
+		_, _ = adm.DeleteTopics(ctx, d.cat.Names()...)
+	}
+	if d.ch == nil {
+		_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+d.db)
+	}
+}
+
+func (d *drillRun) joinerGroup() string   { return d.cat.Prefix + "joiner" }
+func (d *drillRun) recorderGroup() string { return d.cat.Prefix + "recorder" }
+
+// inputs are the topics whose committed offsets show a group's progress:
+// the plain input topics, written all along, which both groups consume.
+func (d *drillRun) inputs() []string {
+	return []string{d.cat.Name(topics.Obs), d.cat.Name(topics.Actions), d.cat.Name(topics.Rewards)}
+}
+
+// progress prints a line every 15 s: records sent, and how far behind each
+// group is on the inputs. The returned func stops it.
+func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(15 * time.Second):
+			}
+			line := fmt.Sprintf("sent %d records", d.sent.Load())
+			for _, g := range []string{d.joinerGroup(), d.recorderGroup()} {
+				if lag, err := loadtest.Offsets(ctx, adm, g, d.inputs()); err == nil {
+					n, _ := lag.Behind()
+					line += fmt.Sprintf("; %s behind %d", strings.TrimPrefix(g, d.cat.Prefix), n)
+				} else {
+					line += fmt.Sprintf("; %s: no answer", strings.TrimPrefix(g, d.cat.Prefix))
+				}
+			}
+			d.say("%s", line)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func scheduleString(s []scheduled) string {
+	parts := make([]string, len(s))
+	for i, f := range s {
+		parts[i] = f.name + "@" + f.at.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// printDrill writes the verdict tables and the faults' recovery times.
+func printDrill(w io.Writer, r *drillResult) {
+	fmt.Fprintln(w)
+	loadtest.PrintVerdicts(w, "topic", append(slices.Clone(r.inputs), r.outputs...))
+	if !r.report.OK() {
+		fmt.Fprintf(w, "verifier: %s\n", r.report)
+	}
+	fmt.Fprintln(w, "(records of each topic: the load's own duplicates and malformed records count as records)")
+	fmt.Fprintln(w)
+	if r.tables != nil {
+		loadtest.PrintVerdicts(w, "ClickHouse table", r.tables)
+		fmt.Fprintln(w, "(distinct events the topic holds committed; its undecodable records are counted in bad_records)")
+		for _, t := range r.audit {
+			if len(t.Missing) > 0 {
+				fmt.Fprintf(w, "%s: missing from %s, for example: %v\n", t.Topic, t.Table, t.Missing)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	printFaults(w, r.faults)
+	for _, m := range r.unclean {
+		fmt.Fprintf(w, "%s did not stop cleanly on SIGTERM\n", m)
+	}
+}
+
+// stopSignal is what stopMembers sends: the graceful stop every target
+// handles.
+var stopSignal = syscall.SIGTERM

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// member is one joiner or recorder process of the drill.
+type member struct {
+	name string // joiner-1, recorder-2, ...
+	args []string
+	p    *testenv.Process
+}
+
+// drillMemberEnv is added to the members' environment: the recorder's
+// group session timeout down to the joiner's 10 s default (franz-go's 45 s
+// would hold a killed member's partitions that long), unless set.
+func drillMemberEnv(getenv func(string) string) []string {
+	if getenv("ASYNCWEBRL_RECORDER_SESSION_TIMEOUT") != "" {
+		return []string{}
+	}
+	return []string{"ASYNCWEBRL_RECORDER_SESSION_TIMEOUT=10s"}
+}
+
+func (d *drillRun) startMembers() error {
+	cfg := d.cfg
+	d.members = map[string][]*member{}
+	for _, role := range []string{"joiner", "recorder"} {
+		for i := 1; i <= d.flags.members; i++ {
+			name := role + "-" + strconv.Itoa(i)
+			args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
+			m := &member{name: name}
+			args = append(args, "-target="+role, "-instance-id="+d.instance(m),
+				"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
+				"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
+				"-apply-topics=false", "-admin-addr=127.0.0.1:0",
+				"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
+			m.args = args
+			if err := d.startMember(m); err != nil {
+				return err
+			}
+			d.members[role] = append(d.members[role], m)
+		}
+	}
+	d.say("started %d joiner and %d recorder members (processes of %s)", d.flags.members, d.flags.members, d.flags.bin)
+	return nil
+}
+
+// instance is m's -instance-id, the prefix of its Kafka client ids.
+func (d *drillRun) instance(m *member) string { return "drill-" + d.id + "-" + m.name }
+
+func (d *drillRun) startMember(m *member) error {
+	p, err := testenv.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
+	if err != nil {
+		return err
+	}
+	m.p = p
+	return nil
+}
+
+// kill kills m with SIGKILL and waits until it is gone.
+func (m *member) kill() {
+	select {
+	case <-m.p.Done:
+		return
+	default:
+	}
+	_ = m.p.Cmd.Process.Kill()
+	<-m.p.Done
+}
+
+// killMembers kills whatever member still runs (the drill failed early).
+func (d *drillRun) killMembers() {
+	for _, ms := range d.members {
+		for _, m := range ms {
+			m.kill()
+		}
+	}
+}
+
+// stopMembers stops every member with SIGTERM, all at once, and returns
+// those that did not exit cleanly within their stop timeout (or had
+// exited before).
+func (d *drillRun) stopMembers() []string {
+	var all []*member
+	for _, role := range []string{"joiner", "recorder"} {
+		all = append(all, d.members[role]...)
+	}
+	early := map[string]error{}
+	for _, m := range all {
+		select {
+		case <-m.p.Done:
+			early[m.name] = m.p.Err
+		default:
+			_ = m.p.Cmd.Process.Signal(stopSignal)
+		}
+	}
+	var unclean []string
+	for _, m := range all {
+		if err, ok := early[m.name]; ok {
+			unclean = append(unclean, fmt.Sprintf("%s (exited during the drill: %v)", m.name, err))
+			continue
+		}
+		select {
+		case <-m.p.Done:
+			if m.p.Err != nil {
+				unclean = append(unclean, fmt.Sprintf("%s (%v)", m.name, m.p.Err))
+			}
+		case <-time.After(90 * time.Second):
+			m.kill()
+			unclean = append(unclean, m.name+" (still running 90s after SIGTERM)")
+		}
+	}
+	d.say("members stopped (SIGTERM): %d of %d cleanly", len(all)-len(unclean), len(all))
+	return unclean
+}
+
+// faultResult is one injected fault and how the pipeline took it.
+type faultResult struct {
+	name, what string
+	// at is when it was injected, from the load's start; back how long
+	// after that the component was running again.
+	at, back   time.Duration
+	recoveries []loadtest.Recovery
+}
+
+func (f faultResult) ok() bool {
+	for _, r := range f.recoveries {
+		if !r.OK() {
+			return false
+		}
+	}
+	return len(f.recoveries) > 0
+}
+
+// inject runs one fault: note the groups' offsets, kill, wait --down,
+// start again, and wait until every affected group recovered (or
+// --recovery-timeout after the restart).
+func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (faultResult, error) {
+	fr := faultResult{name: s.name}
+	groups := []string{d.joinerGroup(), d.recorderGroup()}
+	switch s.name {
+	case "joiner":
+		groups = groups[:1]
+	case "recorder", "clickhouse":
+		groups = groups[1:]
+	}
+	base := map[string]topics.GroupLag{}
+	for _, g := range groups {
+		lag, err := loadtest.Offsets(ctx, adm, g, d.inputs())
+		if err != nil {
+			return fr, fmt.Errorf("unable to read group %s's offsets before the %s fault: %w", g, s.name, err)
+		}
+		base[g] = lag
+	}
+
+	var restore func() error
+	var settled func(context.Context) (bool, error)
+	switch s.name {
+	case "broker":
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		node, led, err := loadtest.BusiestLeader(lctx, adm)
+		cancel()
+		if err != nil {
+			return fr, err
+		}
+		total := 0
+		for _, n := range led {
+			total += n
+		}
+		if err := d.cluster.Crash(int(node)); err != nil {
+			return fr, err
+		}
+		fr.what = fmt.Sprintf("kill -9 broker %d (%s), leader of %d of %d partitions", node, d.cluster.Addrs[node-1], led[node], total)
+		restore = func() error { return d.cluster.StartNode(int(node)) }
+	case "joiner", "recorder":
+		m := d.members[s.name][0]
+		held := "holding ? of the input partitions"
+		if id, n, err := loadtest.Member(ctx, adm, groups[0], d.instance(m)+"/", d.inputs()); err == nil && id != "" {
+			held = fmt.Sprintf("holding %d of %d input partitions", n, len(base[groups[0]].Partitions))
+			settled = loadtest.Evicted(adm, groups[0], id)
+		}
+		pid := m.p.Cmd.Process.Pid
+		m.kill()
+		fr.what = fmt.Sprintf("kill -9 %s (pid %d, %s)", m.name, pid, held)
+		restore = func() error { return d.startMember(m) }
+	case "clickhouse":
+		if err := d.ch.Down(); err != nil {
+			return fr, err
+		}
+		fr.what = "stop ClickHouse " + d.ch.Addr
+		var back atomic.Bool
+		settled = func(context.Context) (bool, error) { return back.Load(), nil }
+		restore = func() error {
+			err := d.ch.Up()
+			back.Store(err == nil)
+			return err
+		}
+	default:
+		return fr, fmt.Errorf("unknown fault %q", s.name)
+	}
+	injected := time.Now()
+	fr.at = injected.Sub(d.loadStart)
+	d.say("fault %s: %s", s.name, fr.what)
+	if s.name == "clickhouse" {
+		// The stop took a while, during which the recorder still
+		// committed: its progress counts from now.
+		if lag, err := loadtest.Offsets(ctx, adm, groups[0], d.inputs()); err == nil {
+			base[groups[0]] = lag
+		}
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, d.flags.down+d.flags.recoveryTimeout+90*time.Second)
+	defer cancel()
+	fr.recoveries = make([]loadtest.Recovery, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fr.recoveries[i] = loadtest.WatchRecovery(wctx, adm, g, d.inputs(), injected, base[g], 250*time.Millisecond, settled)
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return fr, ctx.Err()
+	case <-time.After(d.flags.down):
+	}
+	if err := restore(); err != nil {
+		return fr, err
+	}
+	fr.back = time.Since(injected)
+	d.say("fault %s: running again after %s", s.name, fr.back.Round(100*time.Millisecond))
+	// Past the restart, a fault has --recovery-timeout to recover.
+	go func() {
+		select {
+		case <-wctx.Done():
+		case <-time.After(d.flags.recoveryTimeout):
+			cancel()
+		}
+	}()
+	wg.Wait()
+	for _, r := range fr.recoveries {
+		if r.OK() {
+			d.say("fault %s: %s resumed after %s, recovered after %s", s.name, strings.TrimPrefix(r.Group, d.cat.Prefix),
+				roundDur(r.Resumed), roundDur(r.Recovered))
+		} else {
+			d.say("fault %s: %s did NOT recover within %s of the restart", s.name, strings.TrimPrefix(r.Group, d.cat.Prefix), d.flags.recoveryTimeout)
+		}
+	}
+	if ctx.Err() != nil {
+		return fr, ctx.Err()
+	}
+	return fr, nil
+}
+
+func roundDur(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// printFaults writes one line per fault and affected group.
+func printFaults(w io.Writer, faults []faultResult) {
+	if len(faults) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "fault\tinjected at\tback after\tgroup\tresumed after\trecovered after\t\twhat")
+	for _, f := range faults {
+		for i, r := range f.recoveries {
+			mark := "ok"
+			if !r.OK() {
+				mark = "NOT RECOVERED"
+			}
+			group := r.Group[strings.LastIndex(r.Group, ".")+1:]
+			if i == 0 {
+				fmt.Fprintf(tw, "%s\tload+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.name, f.at.Round(time.Second), roundDur(f.back), group, roundDur(r.Resumed), roundDur(r.Recovered), mark, f.what)
+			} else {
+				fmt.Fprintf(tw, "\t\t\t%s\t%s\t%s\t%s\t\n", group, roundDur(r.Resumed), roundDur(r.Recovered), mark)
+			}
+		}
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "resumed: the group's first committed offset advance after the fault; recovered: every input partition advanced")
+	fmt.Fprintln(w, "(after a member's kill: by a live member, once the group had dropped the dead one; after a ClickHouse stop: once it was back); both from the fault")
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+)
+
+// TestIntegrationDrill is `asyncwebrl drill` on a shorter schedule: a
+// three-broker cluster of its own, synthetic load, two joiner and two
+// recorder processes; the broker leading the most partitions, a joiner
+// member and a recorder member are each killed with SIGKILL and started
+// again. Every topic and every ClickHouse table must hold exactly what was
+// produced (nothing lost, nothing duplicated), every fault must recover and
+// every member must stop cleanly.
+func TestIntegrationDrill(t *testing.T) {
+	testenv.Integration(t)
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a hang guard
+	defer cancel()
+	var out, errOut bytes.Buffer
+	res, err := drill(ctx, []string{"--bin", bin, "--dir", dir + "/drill", "--rate", "250", "--tail", "10s",
+		"--schedule", "broker@10s,joiner@30s,recorder@50s", "--down", "5s", "--members", "2",
+		"-topic-partitions=4", "-clickhouse-addr=" + testenv.ClickHouseAddr(t)}, &out, &errOut)
+	t.Logf("drill output:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("drill: %v\n%s", err, errOut.String())
+	}
+	if res == nil {
+		t.Fatal("the drill returned no result")
+	}
+	topicsSeen := map[string]bool{}
+	for _, v := range append(append(res.inputs, res.outputs...), res.tables...) {
+		topicsSeen[v.Name] = true
+		if v.Lost != 0 || v.Duplicated != 0 || v.Found != v.Expected {
+			t.Errorf("%s: %d expected, %d found, %d lost, %d duplicated", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
+		}
+	}
+	for _, name := range []string{"obs", "actions", "rewards", "transitions", "episodes", "dlq"} {
+		if !topicsSeen[name] {
+			t.Errorf("no verdict for topic %s", name)
+		}
+	}
+	for _, v := range res.outputs {
+		if v.Expected == 0 {
+			t.Errorf("%s: nothing expected: the load did not reach the joiner", v.Name)
+		}
+	}
+	if len(res.tables) == 0 {
+		t.Error("no ClickHouse table verdict")
+	}
+	if len(res.faults) != 3 {
+		t.Fatalf("%d faults injected, want 3", len(res.faults))
+	}
+	for _, f := range res.faults {
+		if !f.ok() {
+			t.Errorf("fault %s (%s) did not recover: %+v", f.name, f.what, f.recoveries)
+		}
+		if f.name == "broker" && !strings.HasPrefix(f.what, "kill -9 broker") {
+			t.Errorf("broker fault: %s", f.what)
+		}
+	}
+	if !res.report.OK() || !res.audit.OK() || len(res.unclean) > 0 {
+		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
+	}
+}
