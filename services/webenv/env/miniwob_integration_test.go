@@ -318,6 +318,37 @@ func TestIntegrationMiniWoB(t *testing.T) {
 		}
 	})
 
+	t.Run("an element with a click listener is an element", func(t *testing.T) {
+		// click-color's boxes are divs given a click handler by d3: no
+		// role, text or pointer cursor says they can be clicked.
+		for seed := int64(1); seed <= 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: "miniwob/click-color", Seed: seed})
+			boxes := 0
+			for _, el := range obs.Elements {
+				if el.Role == "clickable" && el.Text == "" {
+					boxes++
+				}
+			}
+			if boxes < 3 {
+				t.Fatalf("seed %d: %d textless clickable elements in %+v; want the colour boxes", seed, boxes, obs.Elements)
+			}
+			colour := between(t, obs.Instruction, "Click on the ", " colored box.")
+			tab, cancel := e.bind(context.Background())
+			var want string
+			err := e.eval(tab, `document.querySelector('#area .color[data-color="`+colour+`"]').getAttribute('bid')`, &want)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if findBID(obs, want) == nil {
+				t.Fatalf("seed %d: the %s box (bid %q) is not among the elements", seed, colour, want)
+			}
+			if r := step(t, e, Action{Type: Click, BID: want}.String()); !r.Done || r.Info.Raw != 1 || !r.Info.Success {
+				t.Errorf("seed %d: clicking the %s box: done %v info %+v", seed, colour, r.Done, r.Info)
+			}
+		}
+	})
+
 	t.Run("a field is named by the label just before it", func(t *testing.T) {
 		obs := reset(t, e, TaskRef{Family: "miniwob/login-user", Seed: 3})
 		for _, want := range []string{"Username", "Password"} {

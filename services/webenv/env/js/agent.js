@@ -14,6 +14,23 @@
   });
   mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 
+  // --- click listeners -------------------------------------------------------------
+  // An element a page listens to for clicks is interactive even without a
+  // role, a cursor or a tag that says so: MiniWoB++'s click-color and
+  // click-shades boxes are divs given a handler by d3. This script runs
+  // before the page's, so every addEventListener call passes here. The
+  // document, window, <html> and <body> (where delegated handlers sit) are
+  // not elements a click aims at.
+  var clickListened = new WeakSet();
+  var CLICKY = { click: 1, mousedown: 1, mouseup: 1, dblclick: 1 };
+  var origAdd = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, listener, options) {
+    if (CLICKY[type] && this instanceof Element && this !== document.documentElement && this !== document.body) {
+      clickListened.add(this);
+    }
+    return origAdd.call(this, type, listener, options);
+  };
+
   var origFetch = window.fetch;
   if (origFetch) {
     window.fetch = function () {
@@ -161,6 +178,7 @@
     if (tag === 'INPUT') return (el.getAttribute('type') || '').toLowerCase() !== 'hidden';
     if (el.hasAttribute('role') || el.hasAttribute('onclick') || el.hasAttribute('tabindex') || el.isContentEditable) return true;
     if (el.id === 'sync-task-cover') return true;
+    if (clickListened.has(el)) return true;
     // Clickable by style only (third-party pages): the outermost pointer
     // element, not its children that inherit the cursor.
     var cur = getComputedStyle(el).cursor;
