@@ -53,7 +53,7 @@ setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patc
 gotch: ## the patched gotch copy go.mod's replace points at (part of setup)
 	infra/setup.sh gotch
 
-buf: ## the pinned schema linter in the run dir's bin/ (part of setup; lint runs it first)
+buf: ## the pinned schema linter in the run dir's bin/ (part of setup; lint runs the step first)
 	infra/setup.sh buf
 
 up: ## start the local Kafka broker (KAFKA_NODES=3: a three-broker cluster) and ClickHouse server
@@ -99,7 +99,9 @@ bench: setup up ## benchmarks that print their baseline side by side
 # branch (both .proto files, joinstate.proto too), skipped with a note in a
 # clone that has no local main.
 SCHEMA_TESTS := TestSchemaCompatible|TestSchemaGoldenCurrent|TestGeneratedMatchesProto|TestGeneratedPythonMatchesProto
-lint: gotch buf ## gofmt, vet, go.mod tidy and verified, compose config, buf lint and the schema breaking check
+# protoc-gen-go too: without it the generated-code tests skip.
+lint: gotch ## gofmt, vet, go.mod tidy and verified, compose config, buf lint and the schema breaking checks
+	infra/setup.sh protoc buf
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	go mod tidy -diff
