@@ -23,7 +23,7 @@ BIN := bin/asyncwebrl
 # detector too (the integration tests ran once above).
 RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/reporter/... ./services/cmd/...
 
-.PHONY: run setup gotch up down status build test test-unit test-integration test-python bench lint fmt clean help
+.PHONY: run setup gotch buf up down status build test test-unit test-integration test-python bench lint fmt clean help
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,13 +45,16 @@ run: setup up build ## install what is missing, start Kafka and ClickHouse, trai
 	@if [ "$(EVAL_EPISODES)" != 0 ]; then \
 	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random $(ARGS); fi
 
-setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, MiniWoB++ pages
+setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, protoc-gen-go and buf, MiniWoB++ pages
 	infra/setup.sh
 
 # go.mod replaces gotch with .run/gotch (patched for Debian's libtorch), so
 # nothing that loads the module graph works before this step has run once.
 gotch: ## the patched gotch copy go.mod's replace points at (part of setup)
 	infra/setup.sh gotch
+
+buf: ## the pinned schema linter in the run dir's bin/ (part of setup; lint runs the step first)
+	infra/setup.sh buf
 
 up: ## start the local Kafka broker (KAFKA_NODES=3: a three-broker cluster) and ClickHouse server
 	infra/up.sh
@@ -87,12 +90,29 @@ bench: setup up ## benchmarks that print their baseline side by side
 # go mod tidy -diff: go.mod and go.sum say exactly what the code imports
 # (direct requirements unmarked); go mod verify: the module cache is as
 # downloaded (gotch is patched in .run/gotch, never in the cache).
-lint: gotch ## gofmt, vet, go.mod tidy and verified, compose config
+# The schema: buf lint (STANDARD rules, schemas/buf.yaml) and the breaking
+# checks: the golden test that holds every field and enum value of
+# events.proto that ever shipped (renumbered, retyped, renamed or removed
+# without reservation fails), with the tests that the committed Go and
+# Python code is what the .proto files generate (a .proto edit without
+# schemas/gen.sh fails there); and buf breaking against the local main
+# branch (both .proto files, joinstate.proto too), skipped with a note in a
+# clone that has no local main.
+SCHEMA_TESTS := TestSchemaCompatible|TestSchemaGoldenCurrent|TestGeneratedMatchesProto|TestGeneratedPythonMatchesProto
+# protoc-gen-go too: without it the generated-code tests skip.
+lint: gotch ## gofmt, vet, go.mod tidy and verified, compose config, buf lint and the schema breaking checks
+	infra/setup.sh protoc buf
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	go mod tidy -diff
 	go mod verify
 	docker-compose -f compose.yaml config -q
+	cd schemas && $(RUN_DIR)/bin/buf lint
+	go test -count=1 -run '^($(SCHEMA_TESTS))$$' ./schemas/eventspb/
+	@if git rev-parse -q --verify refs/heads/main >/dev/null; then \
+	  echo "$(RUN_DIR)/bin/buf breaking schemas --against '.git#branch=main,subdir=schemas'"; \
+	  $(RUN_DIR)/bin/buf breaking schemas --against '.git#branch=main,subdir=schemas'; \
+	else echo "lint: no local main branch; buf breaking skipped (the golden test above still ran)"; fi
 
 fmt: ## gofmt every file
 	gofmt -w $$(git ls-files '*.go')

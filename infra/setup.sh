@@ -3,7 +3,7 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            all steps
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc miniwob python
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc buf miniwob python
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -11,6 +11,7 @@ APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-she
 ONNXRUNTIME_NODE_VERSION=1.30.0
 MINIWOB_VERSION=1.1.0
 MINIWOB_PAGES=130 # task pages in miniwob/html/miniwob/ of that version
+BUF_VERSION=v1.75.0 # the schema linter of `make lint` (schemas/buf.yaml)
 
 step_apt() {
   local missing=() p
@@ -72,6 +73,22 @@ step_protoc() {
   (cd "$REPO_DIR" && GOBIN=$RUN_DIR/bin go install "google.golang.org/protobuf/cmd/protoc-gen-go@$ver")
 }
 
+# buf, the Protobuf linter `make lint` runs on schemas/ (schemas/buf.yaml), built
+# from the Go module proxy at a pinned version into the run dir's bin/ like
+# protoc-gen-go, so that the lint rules a change is held to do not move with
+# whatever buf a machine happens to have. The first build takes minutes (about
+# 5 on a busy 2-core machine, about 10 s more on a fresh run dir once Go's
+# build cache holds it); a second run only asks the binary its version.
+step_buf() {
+  local bin=$RUN_DIR/bin/buf
+  if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null)" = "${BUF_VERSION#v}" ]; then
+    log "buf: $BUF_VERSION present"; return
+  fi
+  log "buf: installing $BUF_VERSION into $RUN_DIR/bin (a first build takes minutes)"
+  mkdir -p "$RUN_DIR/bin"
+  (cd "$REPO_DIR" && GOBIN=$RUN_DIR/bin go install "github.com/bufbuild/buf/cmd/buf@$BUF_VERSION")
+}
+
 # gotch comes before gomod: go.mod replaces gotch with the patched copy in
 # the repository's .run/gotch, and go cannot load the module graph (go mod
 # download, go build, go vet) until that copy exists.
@@ -128,10 +145,10 @@ step_python() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob python)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc buf miniwob python)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc miniwob python)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc buf miniwob python)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"
