@@ -2,8 +2,10 @@
 # Idempotent setup for Debian/Ubuntu: everything `make run` and `make test` need.
 # A second run checks stamps and returns in seconds.
 #
-#   infra/setup.sh            all steps
+#   infra/setup.sh            every step `make run` and `make test` need
 #   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc buf miniwob python
+#                             (buf only for `make lint`, which runs that step itself:
+#                             its first build takes minutes that tests do not need)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -145,7 +147,7 @@ step_python() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc buf miniwob python)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob python)
 start=$(date +%s)
 for s in "${steps[@]}"; do
   declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc buf miniwob python)"
