@@ -78,10 +78,10 @@ g1,p.actions,1,3,5,2,2026-01-15 10:01:00
 	// Three versions of "pi", two minutes apart from T0 (the dataset's
 	// formulas: loss 0.6 − 0.1v, KL 0.01v, clip 0.35 − 0.1v, entropy
 	// 3.5 − 0.5v, 10v updates).
-	"learner_stats": `policy_name,version,published_at,updates,loss,approx_kl,clip_frac,entropy
-pi,1,2026-01-15 10:00:00,10,0.5,0.01,0.25,3
-pi,2,2026-01-15 10:02:00,20,0.4,0.02,0.15,2.5
-pi,3,2026-01-15 10:04:00,30,0.3,0.03,0.05,2
+	"learner_stats": `policy_name,version,published_at,updates,loss,approx_kl,clip_frac,entropy,trained_staleness,max_trained_staleness
+pi,1,2026-01-15 10:00:00,10,0.5,0.01,0.25,3,0.5,1
+pi,2,2026-01-15 10:02:00,20,0.4,0.02,0.15,2.5,1,2
+pi,3,2026-01-15 10:04:00,30,0.3,0.03,0.05,2,1.5,3
 `,
 	// The policy's curves: at 10:01 the two sampled click episodes (the
 	// two demonstrations are left out); at 10:06 click's 1 of 2 and

@@ -81,11 +81,13 @@ func Dataset(prefix string) []Item {
 		add(topics.Weights, "learner-0", at, func(env *eventspb.Envelope) proto.Message {
 			// The learner's statistics of the update before version v: loss
 			// 0.6 − 0.1v, approx KL 0.01v, clip fraction 0.35 − 0.1v, entropy
-			// 3.5 − 0.5v, after 10v updates (learner_stats).
+			// 3.5 − 0.5v, staleness of its samples 0.5v (largest v), after
+			// 10v updates (learner_stats).
 			fv := float64(v)
 			return &eventspb.Weights{Envelope: env, PolicyName: "pi", Version: v, ParentVersion: v - 1, Updates: 10 * v,
 				Onnx: []byte{1, 2, 3, byte(v)}, Format: "onnx", Metrics: map[string]float64{
-					"loss": 0.6 - 0.1*fv, "approx_kl": 0.01 * fv, "clip_frac": 0.35 - 0.1*fv, "entropy": 3.5 - 0.5*fv}}
+					"loss": 0.6 - 0.1*fv, "approx_kl": 0.01 * fv, "clip_frac": 0.35 - 0.1*fv, "entropy": 3.5 - 0.5*fv,
+					"staleness": 0.5 * fv, "max_staleness": fv}}
 		})
 	}
 	action := func(producer string, at time.Duration, version uint64, count int) {

@@ -63,6 +63,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 			return err
 		}
 		took := time.Since(t0)
+		st.Staleness, st.MaxStaleness = staleness(batch, s.version.Load()+1)
 		if !batch[0].demo {
 			s.replay.reprioritize(batch, st.absAdv)
 		}
@@ -107,6 +108,7 @@ func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rn
 		if st, err = t.step(mb); err != nil {
 			return st, err
 		}
+		st.Staleness, st.MaxStaleness = staleness(mb, s.version.Load()+1)
 		s.updated(st, time.Since(t0))
 	}
 	for ctx.Err() == nil {

@@ -474,6 +474,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 		Metrics: map[string]float64{
 			"loss": st.Loss, "policy_loss": st.PolicyLoss, "value_loss": st.ValueLoss, "entropy": st.Entropy,
 			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL,
+			"staleness": st.Staleness, "max_staleness": st.MaxStaleness,
 			"samples": float64(s.ingested.Load()), "demo_samples": float64(s.demoIn.Load()), "replay": float64(s.replay.len()),
 		},
 	}

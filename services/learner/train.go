@@ -76,7 +76,11 @@ type sample struct {
 // stepStats are one update's diagnostics.
 type stepStats struct {
 	Loss, PolicyLoss, ValueLoss, Entropy, BCLoss, ClipFrac, ApproxKL float64
-	Policy, Demo                                                     int
+	// Staleness and MaxStaleness are the mean and largest policy lag of the
+	// batch's policy samples: the version being trained (newest published
+	// + 1) minus the version that acted the sample.
+	Staleness, MaxStaleness float64
+	Policy, Demo            int
 	// absAdv[i] is |advantage| of batch sample i (the new priority).
 	absAdv []float64
 }
@@ -372,4 +376,26 @@ func (s *scope) sumAll(x *ts.Tensor) *ts.Tensor {
 		return nil
 	}
 	return s.keep(x.Sum(gotch.Float, false))
+}
+
+// staleness returns the mean and largest policy lag of batch's policy
+// (non-demonstration) samples when version training is being trained.
+func staleness(batch []*sample, training uint64) (mean, largest float64) {
+	n := 0
+	for _, b := range batch {
+		if b.demo {
+			continue
+		}
+		lag := 0.0
+		if training > b.version {
+			lag = float64(training - b.version)
+		}
+		mean += lag
+		largest = max(largest, lag)
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return mean / float64(n), largest
 }

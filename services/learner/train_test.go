@@ -176,3 +176,17 @@ func mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// TestStaleness checks the policy lag the learner publishes with each
+// version: demonstrations left out, a sample acted by the version being
+// trained (impossible, but a clock race away) counts 0.
+func TestStaleness(t *testing.T) {
+	batch := []*sample{{version: 7}, {version: 5}, {version: 2, demo: true}, {version: 6}, {version: 9}}
+	mean, largest := staleness(batch, 8)
+	if mean != 1.5 || largest != 3 {
+		t.Errorf("staleness = %v, %v; want mean (1+3+2+0)/4 = 1.5 and largest 3", mean, largest)
+	}
+	if mean, largest := staleness([]*sample{{demo: true}}, 4); mean != 0 || largest != 0 {
+		t.Errorf("a batch of demonstrations: %v, %v; want 0, 0", mean, largest)
+	}
+}
