@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,19 +37,11 @@ func drillMemberEnv(getenv func(string) string) []string {
 }
 
 func (d *drillRun) startMembers() error {
-	cfg := d.cfg
 	d.members = map[string][]*member{}
 	for _, role := range []string{"joiner", "recorder"} {
 		for i := 1; i <= d.flags.members; i++ {
-			name := role + "-" + strconv.Itoa(i)
-			args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
-			m := &member{name: name}
-			args = append(args, "-target="+role, "-instance-id="+d.instance(m),
-				"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
-				"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
-				"-apply-topics=false", "-admin-addr=127.0.0.1:0",
-				"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
-			m.args = args
+			m := &member{name: role + "-" + strconv.Itoa(i)}
+			m.args = d.memberArgs(m, role)
 			if err := d.startMember(m); err != nil {
 				return err
 			}
@@ -57,6 +50,18 @@ func (d *drillRun) startMembers() error {
 	}
 	d.say("started %d joiner and %d recorder members (processes of %s)", d.flags.members, d.flags.members, d.flags.bin)
 	return nil
+}
+
+// memberArgs are the command line of member m running target role: the
+// drill's cluster, topics and database.
+func (d *drillRun) memberArgs(m *member, role string) []string {
+	cfg := d.cfg
+	args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
+	return append(args, "-target="+role, "-instance-id="+d.instance(m),
+		"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
+		"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
+		"-apply-topics=false", "-admin-addr=127.0.0.1:0",
+		"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
 }
 
 // instance is m's -instance-id, the prefix of its Kafka client ids.
@@ -96,7 +101,7 @@ func (d *drillRun) killMembers() {
 // exited before).
 func (d *drillRun) stopMembers() []string {
 	var all []*member
-	for _, role := range []string{"joiner", "recorder"} {
+	for _, role := range []string{"joiner", "recorder", "learner"} {
 		all = append(all, d.members[role]...)
 	}
 	early := map[string]error{}
@@ -150,6 +155,9 @@ func (f faultResult) ok() bool {
 // start again, and wait until every affected group recovered (or
 // --recovery-timeout after the restart).
 func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (faultResult, error) {
+	if s.name == "learner" {
+		return d.injectLearner(ctx, adm)
+	}
 	fr := faultResult{name: s.name}
 	groups := []string{d.joinerGroup(), d.recorderGroup()}
 	switch s.name {
@@ -298,4 +306,7 @@ func printFaults(w io.Writer, faults []faultResult) {
 	_ = tw.Flush()
 	fmt.Fprintln(w, "resumed: the group's first committed offset advance after the fault; recovered: every input partition advanced")
 	fmt.Fprintln(w, "(after a member's kill: by a live member, once the group had dropped the dead one; after a ClickHouse stop: once it was back); both from the fault")
+	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "learner" }) {
+		fmt.Fprintln(w, "(after the learner's kill, weights: the first version published after the dead learner's last, from the fault)")
+	}
 }
