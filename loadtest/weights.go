@@ -140,6 +140,23 @@ func (w *WeightsWatch) NewerThan(ctx context.Context, v uint64, any bool, interv
 	}
 }
 
+// FirstBy waits until a version published by producer is read and returns
+// the first, polling every interval.
+func (w *WeightsWatch) FirstBy(ctx context.Context, producer string, interval time.Duration) (Version, error) {
+	for {
+		for _, got := range w.Versions() {
+			if got.Producer == producer {
+				return got, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return Version{}, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
 // VersionCheck is the weights topic's verdict: a learner, however often it
 // died or was fenced, publishes one chain of versions, 1, 2, 3, ..., each
 // the child of the one before.

@@ -483,6 +483,20 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		return res, err
 	}
 	res.outputs = res.report.Verdicts()
+	if d.weights != nil {
+		// The learner goes on training on its replay without new load: it
+		// stops first, so the weights topic the recorder's audit reads no
+		// longer grows; its last version is then committed or never will be.
+		res.unclean = d.stopMembers("learner")
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := d.weights.CaughtUp(wctx, adm, 250*time.Millisecond)
+		cancel()
+		if err != nil {
+			return res, err
+		}
+		c := d.weights.Check()
+		res.versions = &c
+	}
 	recorded := make([]string, 0, len(analytics.EventTables))
 	for topic := range analytics.EventTables {
 		recorded = append(recorded, d.cat.Name(topic))
@@ -495,18 +509,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		return res, err
 	}
 	res.tables = res.audit.Verdicts()
-	res.unclean = d.stopMembers()
-	if d.weights != nil {
-		// The learner stopped: its last version is committed or never will be.
-		wctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := d.weights.CaughtUp(wctx, adm, 250*time.Millisecond)
-		cancel()
-		if err != nil {
-			return res, err
-		}
-		c := d.weights.Check()
-		res.versions = &c
-	}
+	res.unclean = append(res.unclean, d.stopMembers("joiner", "recorder")...)
 	return res, nil
 }
 

@@ -24,6 +24,9 @@ type member struct {
 	name string // joiner-1, recorder-2, ...
 	args []string
 	p    *testenv.Process
+	// restarts counts the restarts under an instance id of their own (the
+	// learner's: its versions name their producer).
+	restarts int
 }
 
 // drillMemberEnv is added to the members' environment: the recorder's
@@ -65,7 +68,12 @@ func (d *drillRun) memberArgs(m *member, role string) []string {
 }
 
 // instance is m's -instance-id, the prefix of its Kafka client ids.
-func (d *drillRun) instance(m *member) string { return "drill-" + d.id + "-" + m.name }
+func (d *drillRun) instance(m *member) string {
+	if m.restarts > 0 {
+		return "drill-" + d.id + "-" + m.name + "." + strconv.Itoa(m.restarts)
+	}
+	return "drill-" + d.id + "-" + m.name
+}
 
 func (d *drillRun) startMember(m *member) error {
 	p, err := testenv.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
@@ -96,12 +104,12 @@ func (d *drillRun) killMembers() {
 	}
 }
 
-// stopMembers stops every member with SIGTERM, all at once, and returns
-// those that did not exit cleanly within their stop timeout (or had
-// exited before).
-func (d *drillRun) stopMembers() []string {
+// stopMembers stops every member of roles with SIGTERM, all at once, and
+// returns those that did not exit cleanly within their stop timeout (or
+// had exited before).
+func (d *drillRun) stopMembers(roles ...string) []string {
 	var all []*member
-	for _, role := range []string{"joiner", "recorder", "learner"} {
+	for _, role := range roles {
 		all = append(all, d.members[role]...)
 	}
 	early := map[string]error{}
@@ -129,7 +137,7 @@ func (d *drillRun) stopMembers() []string {
 			unclean = append(unclean, m.name+" (still running 90s after SIGTERM)")
 		}
 	}
-	d.say("members stopped (SIGTERM): %d of %d cleanly", len(all)-len(unclean), len(all))
+	d.say("%s stopped (SIGTERM): %d of %d cleanly", strings.Join(roles, ", "), len(all)-len(unclean), len(all))
 	return unclean
 }
 

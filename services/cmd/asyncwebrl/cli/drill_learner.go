@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -90,6 +91,16 @@ func (d *drillRun) injectLearner(ctx context.Context, adm *kadm.Client) (faultRe
 	}
 	fr.what = fmt.Sprintf("kill -9 %s (pid %d) after version %d", m.name, pid, last)
 	d.say("fault learner: %s", fr.what)
+	// A commit the dead learner had sent may still complete: the restarted
+	// learner runs under an instance id of its own, the producer of its
+	// versions, so its first version is told from a late one of the dead.
+	old := d.instance(m)
+	m.restarts++
+	for i, a := range m.args {
+		if strings.HasPrefix(a, "-instance-id=") {
+			m.args[i] = "-instance-id=" + d.instance(m)
+		}
+	}
 	select {
 	case <-ctx.Done():
 		return fr, ctx.Err()
@@ -103,12 +114,19 @@ func (d *drillRun) injectLearner(ctx context.Context, adm *kadm.Client) (faultRe
 	r := loadtest.Recovery{Group: d.cat.Name(topics.Weights), Resumed: -1, Recovered: -1}
 	rctx, cancel := context.WithTimeout(ctx, d.flags.recoveryTimeout)
 	defer cancel()
-	if v, err := d.weights.NewerThan(rctx, last, true, 250*time.Millisecond); err == nil {
+	if v, err := d.weights.FirstBy(rctx, d.instance(m), 250*time.Millisecond); err == nil {
 		r.Resumed = v.Seen.Sub(injected)
 		r.Recovered = r.Resumed
-		d.say("fault learner: version %d (parent %d) published by %s after %s", v.Version, v.Parent, v.Producer, roundDur(r.Recovered))
+		for _, w := range d.weights.Versions() {
+			if w.Producer == old {
+				last = max(last, w.Version)
+			}
+		}
+		fr.what = fmt.Sprintf("kill -9 %s (pid %d) after version %d", m.name, pid, last)
+		d.say("fault learner: version %d (parent %d) published by the restarted learner after %s; the dead one's last was %d",
+			v.Version, v.Parent, roundDur(r.Recovered), last)
 	} else {
-		d.say("fault learner: no version after %d within %s of the restart", last, d.flags.recoveryTimeout)
+		d.say("fault learner: no version from the restarted learner within %s of the restart", d.flags.recoveryTimeout)
 	}
 	fr.recoveries = []loadtest.Recovery{r}
 	return fr, ctx.Err()
