@@ -48,7 +48,10 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
                 its recovery is the first version published after the dead one's
                 last, and the weights topic's verdict is one chain of versions
                 (each version's parent the one before: none skipped, repeated
-                or forked)
+                or forked); the learner is stopped once the joiner caught up,
+                before the recorder's audit (it would go on publishing from its
+                replay); its restart runs under instance id <id>.1, so its first
+                version is told from a late commit of the dead one
     clickhouse  ClickHouse stopped and started again (needs --private-clickhouse:
                 the shared server is never stopped)
   Progress lines go to stdout. At the end it prints a verdict per topic
@@ -184,6 +187,9 @@ type drillResult struct {
 	unclean []string
 	// versions is the weights topic's chain when a learner ran, else nil.
 	versions *loadtest.VersionCheck
+	// selfExits are the learner's exits of its own, each restarted (a
+	// finding, not a failure: its supervisor restarts it in a deployment).
+	selfExits []string
 }
 
 // OK: nothing lost, duplicated or wrong, every fault recovered, every
@@ -308,6 +314,10 @@ type drillRun struct {
 	sent      atomic.Int64
 	// weights follows the weights topic when a learner runs.
 	weights *loadtest.WeightsWatch
+	// stopSupervising ends the learner's supervision (supervise);
+	// selfExits are the learner's exits it restarted.
+	stopSupervising func()
+	selfExits       []string
 }
 
 func (d *drillRun) say(format string, args ...any) {
@@ -487,6 +497,8 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		// The learner goes on training on its replay without new load: it
 		// stops first, so the weights topic the recorder's audit reads no
 		// longer grows; its last version is then committed or never will be.
+		d.stopSupervising()
+		res.selfExits = d.selfExits
 		res.unclean = d.stopMembers("learner")
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := d.weights.CaughtUp(wctx, adm, 250*time.Millisecond)
@@ -599,6 +611,9 @@ func printDrill(w io.Writer, r *drillResult) {
 		fmt.Fprintln(w)
 	}
 	printFaults(w, r.faults)
+	for _, e := range r.selfExits {
+		fmt.Fprintln(w, e)
+	}
 	for _, m := range r.unclean {
 		fmt.Fprintf(w, "%s did not stop cleanly on SIGTERM\n", m)
 	}

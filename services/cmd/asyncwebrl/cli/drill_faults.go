@@ -27,6 +27,11 @@ type member struct {
 	// restarts counts the restarts under an instance id of their own (the
 	// learner's: its versions name their producer).
 	restarts int
+	// mu guards p and held for a supervised member (the learner), which
+	// supervise restarts when it exits while not held: held while the
+	// drill kills, restarts or stops it itself.
+	mu   sync.Mutex
+	held bool
 }
 
 // drillMemberEnv is added to the members' environment: the recorder's
@@ -97,6 +102,9 @@ func (m *member) kill() {
 
 // killMembers kills whatever member still runs (the drill failed early).
 func (d *drillRun) killMembers() {
+	if d.stopSupervising != nil {
+		d.stopSupervising() // or the learner comes back
+	}
 	for _, ms := range d.members {
 		for _, m := range ms {
 			m.kill()

@@ -81,6 +81,9 @@ func TestIntegrationDrill(t *testing.T) {
 		t.Errorf("weights: %s", res.versions)
 	}
 	t.Logf("weights: %s", res.versions)
+	for _, e := range res.selfExits {
+		t.Logf("supervised: %s", e) // a broker fault may take the learner's lease away
+	}
 	if !res.report.OK() || !res.audit.OK() || len(res.unclean) > 0 {
 		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -39,8 +40,55 @@ func (d *drillRun) startLearner() error {
 		return err
 	}
 	d.members["learner"] = []*member{m}
+	d.stopSupervising = d.supervise(m)
 	d.say("started a learner (policy %s, lease group %s)", drillPolicy, d.leaseGroup())
 	return nil
+}
+
+// supervise restarts m whenever it exits without the drill's doing, as
+// its supervisor does in a deployment (compose's restart: unless-stopped,
+// a Deployment), and says so; the returned func stops supervising. The
+// learner exits on its own when it loses its lease: a broker fault that
+// takes the lease group's coordinator away for longer than the 6 s
+// session does that.
+func (d *drillRun) supervise(m *member) func() {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m.mu.Lock()
+			p, held := m.p, m.held
+			m.mu.Unlock()
+			if held {
+				select {
+				case <-stop:
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+				continue
+			}
+			select {
+			case <-stop:
+				return
+			case <-p.Done:
+			}
+			m.mu.Lock()
+			if !m.held && m.p == p {
+				note := fmt.Sprintf("%s exited on its own at load+%s (%v); restarted, as its supervisor would",
+					m.name, time.Since(d.loadStart).Round(time.Second), p.Err)
+				d.selfExits = append(d.selfExits, note)
+				d.say("%s", note)
+				if err := d.startMember(m); err != nil {
+					d.say("unable to restart %s: %v", m.name, err)
+					m.mu.Unlock()
+					return
+				}
+			}
+			m.mu.Unlock()
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(stop); <-done }) }
 }
 
 func (d *drillRun) learnerGroup() string { return d.cat.Prefix + "learner" }
@@ -76,8 +124,11 @@ func (d *drillRun) injectLearner(ctx context.Context, adm *kadm.Client) (faultRe
 	if err != nil {
 		return fr, fmt.Errorf("unable to inject the learner fault: no version published in %s: %w", d.flags.recoveryTimeout, err)
 	}
+	m.mu.Lock()
+	m.held = true
 	pid := m.p.Cmd.Process.Pid
 	m.kill()
+	m.mu.Unlock()
 	injected := time.Now()
 	fr.at = injected.Sub(d.loadStart)
 	// What the dead learner committed is visible once the topic is read to
@@ -106,7 +157,11 @@ func (d *drillRun) injectLearner(ctx context.Context, adm *kadm.Client) (faultRe
 		return fr, ctx.Err()
 	case <-time.After(time.Until(injected.Add(d.flags.down))):
 	}
-	if err := d.startMember(m); err != nil {
+	m.mu.Lock()
+	err = d.startMember(m)
+	m.held = false
+	m.mu.Unlock()
+	if err != nil {
 		return fr, err
 	}
 	fr.back = time.Since(injected)
