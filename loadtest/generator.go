@@ -43,6 +43,10 @@ type Config struct {
 	// FrameBytes is the size of each observation's frame (random bytes:
 	// incompressible, like the JPEG frames actors send).
 	FrameBytes int
+	// Frame, when set, is every observation's frame instead of FrameBytes
+	// random bytes: a real image, which a learner decodes (asyncwebrl
+	// drill runs one for its learner fault).
+	Frame []byte
 	// Seed makes the spoiling reproducible (ids and times are not).
 	Seed uint64
 	// Progress, when set, is called from time to time with the records
@@ -189,6 +193,9 @@ type outgoing struct {
 func (g *generator) executor(ctx context.Context, e, episodes int) {
 	rng := mrand.New(mrand.NewPCG(g.c.Seed, uint64(e)))
 	frame := make([]byte, g.c.FrameBytes)
+	if g.c.Frame != nil {
+		frame = g.c.Frame
+	}
 	var held []*outgoing
 	send := func(o *outgoing) {
 		g.pace(ctx)
@@ -295,7 +302,9 @@ func (g *generator) episode(rng *mrand.Rand, e, n int, frame []byte, emit func(t
 	var ret float64
 	var prevObs string
 	for s := 0; s <= g.c.Steps; s++ {
-		fillRandom(rng, frame) // incompressible, like a JPEG
+		if g.c.Frame == nil {
+			fillRandom(rng, frame) // incompressible, like a JPEG
+		}
 		o := &eventspb.Observation{
 			Envelope: env(s), Task: task, Frame: frame, FrameFormat: "jpeg", Width: 64, Height: 64,
 			Url: "http://synthetic/" + ep, Stable: true, StabilityScore: syntheticScore(e, n, s), Terminal: s == g.c.Steps,

@@ -42,6 +42,16 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
     broker      the broker that leads the most partitions (needs the drill's own cluster)
     joiner      joiner member 1
     recorder    recorder member 1
+    learner     the learner: with this fault the drill runs one (-target=learner,
+                policy default, on the drill's transitions; the load's frames are
+                then a small JPEG it can decode), killed once it has published;
+                its recovery is the first version published after the dead one's
+                last, and the weights topic's verdict is one chain of versions
+                (each version's parent the one before: none skipped, repeated
+                or forked); the learner is stopped once the joiner caught up,
+                before the recorder's audit (it would go on publishing from its
+                replay); its restart runs under instance id <id>.1, so its first
+                version is told from a late commit of the dead one
     clickhouse  ClickHouse stopped and started again (needs --private-clickhouse:
                 the shared server is never stopped)
   Progress lines go to stdout. At the end it prints a verdict per topic
@@ -60,8 +70,8 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
   --synthetic          synthetic traffic (default; real actors are not drilled yet)
   --rate R             records per second (default 300)
   --schedule S         faults and when, after the load starts: name@offset,...
-                       (default broker@20s,joiner@60s,recorder@100s); a fault
-                       waits for the previous one to recover
+                       (default broker@20s,joiner@60s,recorder@100s,learner@140s);
+                       a fault waits for the previous one to recover
   --down D             how long a killed component stays down (default 10s)
   --tail D             load after the last fault recovered (default 15s)
   --members N          joiner and recorder members each (default 2)
@@ -98,7 +108,7 @@ type scheduled struct {
 	at   time.Duration
 }
 
-var drillFaults = []string{"broker", "joiner", "recorder", "clickhouse"}
+var drillFaults = []string{"broker", "joiner", "recorder", "learner", "clickhouse"}
 
 func parseDrillFlags(args []string) (drillFlags, []string, error) {
 	d := drillFlags{rate: 300, members: 2, nodes: 3, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
@@ -132,7 +142,7 @@ func parseDrillFlags(args []string) (drillFlags, []string, error) {
 			}
 		}
 	}
-	sched := "broker@20s,joiner@60s,recorder@100s"
+	sched := "broker@20s,joiner@60s,recorder@100s,learner@140s"
 	if v, ok := vals["schedule"]; ok {
 		sched = v
 	}
@@ -175,6 +185,11 @@ type drillResult struct {
 	faults                  []faultResult
 	// unclean names the members that did not stop cleanly on SIGTERM.
 	unclean []string
+	// versions is the weights topic's chain when a learner ran, else nil.
+	versions *loadtest.VersionCheck
+	// selfExits are the learner's exits of its own, each restarted (a
+	// finding, not a failure: its supervisor restarts it in a deployment).
+	selfExits []string
 }
 
 // OK: nothing lost, duplicated or wrong, every fault recovered, every
@@ -191,6 +206,9 @@ func (r *drillResult) OK() bool {
 		if !f.ok() {
 			return false
 		}
+	}
+	if r.versions != nil && !r.versions.OK() {
+		return false
 	}
 	return r.report.OK() && r.audit.OK() && len(r.unclean) == 0
 }
@@ -294,6 +312,12 @@ type drillRun struct {
 	db        string
 	members   map[string][]*member
 	sent      atomic.Int64
+	// weights follows the weights topic when a learner runs.
+	weights *loadtest.WeightsWatch
+	// stopSupervising ends the learner's supervision (supervise);
+	// selfExits are the learner's exits it restarted.
+	stopSupervising func()
+	selfExits       []string
 }
 
 func (d *drillRun) say(format string, args ...any) {
@@ -375,10 +399,24 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		return nil, err
 	}
 	defer d.killMembers()
+	var frame []byte
+	if d.hasFault("learner") {
+		if frame, err = drillFrame(); err != nil {
+			return nil, err
+		}
+		if d.weights, err = loadtest.WatchWeights(d.newClient, d.cat.Name(topics.Weights), drillPolicy); err != nil {
+			return nil, err
+		}
+		defer d.weights.Close()
+		if err := d.startLearner(); err != nil {
+			return nil, err
+		}
+	}
 
 	// The load has no size: it runs until the faults are done (Stop).
 	load := loadtest.DefaultConfig(math.MaxInt32)
 	load.Rate = df.rate
+	load.Frame = frame
 	load.Progress = func(sent, _ int) { d.sent.Store(int64(sent)) }
 	stopLoad := make(chan struct{})
 	load.Stop = stopLoad
@@ -455,6 +493,22 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		return res, err
 	}
 	res.outputs = res.report.Verdicts()
+	if d.weights != nil {
+		// The learner goes on training on its replay without new load: it
+		// stops first, so the weights topic the recorder's audit reads no
+		// longer grows; its last version is then committed or never will be.
+		d.stopSupervising()
+		res.selfExits = d.selfExits
+		res.unclean = d.stopMembers("learner")
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := d.weights.CaughtUp(wctx, adm, 250*time.Millisecond)
+		cancel()
+		if err != nil {
+			return res, err
+		}
+		c := d.weights.Check()
+		res.versions = &c
+	}
 	recorded := make([]string, 0, len(analytics.EventTables))
 	for topic := range analytics.EventTables {
 		recorded = append(recorded, d.cat.Name(topic))
@@ -467,7 +521,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		return res, err
 	}
 	res.tables = res.audit.Verdicts()
-	res.unclean = d.stopMembers()
+	res.unclean = append(res.unclean, d.stopMembers("joiner", "recorder")...)
 	return res, nil
 }
 
@@ -477,7 +531,7 @@ func (d *drillRun) cleanUp(adm *kadm.Client, conn driver.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if d.cluster == nil {
-		_, _ = adm.DeleteGroups(ctx, d.joinerGroup(), d.recorderGroup())
+		_, _ = adm.DeleteGroups(ctx, d.joinerGroup(), d.recorderGroup(), d.learnerGroup(), d.leaseGroup())
 		_, _ = adm.DeleteTopics(ctx, d.cat.Names()...)
 	}
 	if d.ch == nil {
@@ -533,11 +587,18 @@ func scheduleString(s []scheduled) string {
 // printDrill writes the verdict tables and the faults' recovery times.
 func printDrill(w io.Writer, r *drillResult) {
 	fmt.Fprintln(w)
-	loadtest.PrintVerdicts(w, "topic", append(slices.Clone(r.inputs), r.outputs...))
+	vs := append(slices.Clone(r.inputs), r.outputs...)
+	if r.versions != nil {
+		vs = append(vs, r.versions.Verdict("weights"))
+	}
+	loadtest.PrintVerdicts(w, "topic", vs)
 	if !r.report.OK() {
 		fmt.Fprintf(w, "verifier: %s\n", r.report)
 	}
 	fmt.Fprintln(w, "(records of each topic: the load's own duplicates and malformed records count as records)")
+	if r.versions != nil {
+		fmt.Fprintf(w, "(weights: versions 1..%d expected, one record each, each the child of the one before; lost = skipped,\n duplicated = repeated or forked: %s)\n", r.versions.Last, r.versions)
+	}
 	fmt.Fprintln(w)
 	if r.tables != nil {
 		loadtest.PrintVerdicts(w, "ClickHouse table", r.tables)
@@ -550,6 +611,9 @@ func printDrill(w io.Writer, r *drillResult) {
 		fmt.Fprintln(w)
 	}
 	printFaults(w, r.faults)
+	for _, e := range r.selfExits {
+		fmt.Fprintln(w, e)
+	}
 	for _, m := range r.unclean {
 		fmt.Fprintf(w, "%s did not stop cleanly on SIGTERM\n", m)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,14 @@ type member struct {
 	name string // joiner-1, recorder-2, ...
 	args []string
 	p    *testenv.Process
+	// restarts counts the restarts under an instance id of their own (the
+	// learner's: its versions name their producer).
+	restarts int
+	// mu guards p and held for a supervised member (the learner), which
+	// supervise restarts when it exits while not held: held while the
+	// drill kills, restarts or stops it itself.
+	mu   sync.Mutex
+	held bool
 }
 
 // drillMemberEnv is added to the members' environment: the recorder's
@@ -36,19 +45,11 @@ func drillMemberEnv(getenv func(string) string) []string {
 }
 
 func (d *drillRun) startMembers() error {
-	cfg := d.cfg
 	d.members = map[string][]*member{}
 	for _, role := range []string{"joiner", "recorder"} {
 		for i := 1; i <= d.flags.members; i++ {
-			name := role + "-" + strconv.Itoa(i)
-			args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
-			m := &member{name: name}
-			args = append(args, "-target="+role, "-instance-id="+d.instance(m),
-				"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
-				"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
-				"-apply-topics=false", "-admin-addr=127.0.0.1:0",
-				"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
-			m.args = args
+			m := &member{name: role + "-" + strconv.Itoa(i)}
+			m.args = d.memberArgs(m, role)
 			if err := d.startMember(m); err != nil {
 				return err
 			}
@@ -59,8 +60,25 @@ func (d *drillRun) startMembers() error {
 	return nil
 }
 
+// memberArgs are the command line of member m running target role: the
+// drill's cluster, topics and database.
+func (d *drillRun) memberArgs(m *member, role string) []string {
+	cfg := d.cfg
+	args := append([]string{"-log-level=info", "-stop-timeout=60s"}, d.rest...)
+	return append(args, "-target="+role, "-instance-id="+d.instance(m),
+		"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
+		"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
+		"-apply-topics=false", "-admin-addr=127.0.0.1:0",
+		"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
+}
+
 // instance is m's -instance-id, the prefix of its Kafka client ids.
-func (d *drillRun) instance(m *member) string { return "drill-" + d.id + "-" + m.name }
+func (d *drillRun) instance(m *member) string {
+	if m.restarts > 0 {
+		return "drill-" + d.id + "-" + m.name + "." + strconv.Itoa(m.restarts)
+	}
+	return "drill-" + d.id + "-" + m.name
+}
 
 func (d *drillRun) startMember(m *member) error {
 	p, err := testenv.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
@@ -84,6 +102,9 @@ func (m *member) kill() {
 
 // killMembers kills whatever member still runs (the drill failed early).
 func (d *drillRun) killMembers() {
+	if d.stopSupervising != nil {
+		d.stopSupervising() // or the learner comes back
+	}
 	for _, ms := range d.members {
 		for _, m := range ms {
 			m.kill()
@@ -91,12 +112,12 @@ func (d *drillRun) killMembers() {
 	}
 }
 
-// stopMembers stops every member with SIGTERM, all at once, and returns
-// those that did not exit cleanly within their stop timeout (or had
-// exited before).
-func (d *drillRun) stopMembers() []string {
+// stopMembers stops every member of roles with SIGTERM, all at once, and
+// returns those that did not exit cleanly within their stop timeout (or
+// had exited before).
+func (d *drillRun) stopMembers(roles ...string) []string {
 	var all []*member
-	for _, role := range []string{"joiner", "recorder"} {
+	for _, role := range roles {
 		all = append(all, d.members[role]...)
 	}
 	early := map[string]error{}
@@ -124,7 +145,7 @@ func (d *drillRun) stopMembers() []string {
 			unclean = append(unclean, m.name+" (still running 90s after SIGTERM)")
 		}
 	}
-	d.say("members stopped (SIGTERM): %d of %d cleanly", len(all)-len(unclean), len(all))
+	d.say("%s stopped (SIGTERM): %d of %d cleanly", strings.Join(roles, ", "), len(all)-len(unclean), len(all))
 	return unclean
 }
 
@@ -150,6 +171,9 @@ func (f faultResult) ok() bool {
 // start again, and wait until every affected group recovered (or
 // --recovery-timeout after the restart).
 func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (faultResult, error) {
+	if s.name == "learner" {
+		return d.injectLearner(ctx, adm)
+	}
 	fr := faultResult{name: s.name}
 	groups := []string{d.joinerGroup(), d.recorderGroup()}
 	switch s.name {
@@ -298,4 +322,7 @@ func printFaults(w io.Writer, faults []faultResult) {
 	_ = tw.Flush()
 	fmt.Fprintln(w, "resumed: the group's first committed offset advance after the fault; recovered: every input partition advanced")
 	fmt.Fprintln(w, "(after a member's kill: by a live member, once the group had dropped the dead one; after a ClickHouse stop: once it was back); both from the fault")
+	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "learner" }) {
+		fmt.Fprintln(w, "(after the learner's kill, weights: the first version published after the dead learner's last, from the fault)")
+	}
 }

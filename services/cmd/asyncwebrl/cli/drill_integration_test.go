@@ -12,11 +12,14 @@ import (
 
 // TestIntegrationDrill is `asyncwebrl drill` on a shorter schedule: a
 // three-broker cluster of its own, synthetic load, two joiner and two
-// recorder processes; the broker leading the most partitions, a joiner
-// member and a recorder member are each killed with SIGKILL and started
-// again. Every topic and every ClickHouse table must hold exactly what was
-// produced (nothing lost, nothing duplicated), every fault must recover and
-// every member must stop cleanly.
+// recorder processes and a learner; the broker leading the most
+// partitions, a joiner member, a recorder member and the learner are each
+// killed with SIGKILL and started again. Every topic and every ClickHouse
+// table must hold exactly what was produced (nothing lost, nothing
+// duplicated), every fault must recover (the restarted learner publishes a
+// new version once the dead one's lease expired), the weights topic must
+// hold one chain of versions across the learner's kill, and every member
+// must stop cleanly.
 func TestIntegrationDrill(t *testing.T) {
 	testenv.Integration(t)
 	dir := t.TempDir()
@@ -25,7 +28,7 @@ func TestIntegrationDrill(t *testing.T) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	res, err := drill(ctx, []string{"--bin", bin, "--dir", dir + "/drill", "--rate", "250", "--tail", "10s",
-		"--schedule", "broker@10s,joiner@30s,recorder@50s", "--down", "5s", "--members", "2",
+		"--schedule", "broker@10s,joiner@30s,recorder@50s,learner@55s", "--down", "5s", "--members", "2",
 		"-topic-partitions=4", "-clickhouse-addr=" + testenv.ClickHouseAddr(t)}, &out, &errOut)
 	t.Logf("drill output:\n%s", out.String())
 	if err != nil {
@@ -54,8 +57,8 @@ func TestIntegrationDrill(t *testing.T) {
 	if len(res.tables) == 0 {
 		t.Error("no ClickHouse table verdict")
 	}
-	if len(res.faults) != 3 {
-		t.Fatalf("%d faults injected, want 3", len(res.faults))
+	if len(res.faults) != 4 {
+		t.Fatalf("%d faults injected, want 4", len(res.faults))
 	}
 	for _, f := range res.faults {
 		if !f.ok() {
@@ -64,6 +67,22 @@ func TestIntegrationDrill(t *testing.T) {
 		if f.name == "broker" && !strings.HasPrefix(f.what, "kill -9 broker") {
 			t.Errorf("broker fault: %s", f.what)
 		}
+		if f.name == "learner" && (!strings.HasPrefix(f.what, "kill -9 learner-1") || len(f.recoveries) != 1 || !strings.HasSuffix(f.recoveries[0].Group, "weights")) {
+			t.Errorf("learner fault: %s, recoveries %+v", f.what, f.recoveries)
+		}
+	}
+	// The learner published before its kill (the fault waits for a
+	// version) and after its restart: a chain longer than the kill's
+	// version, unbroken.
+	if res.versions == nil {
+		t.Fatal("no weights verdict: the learner did not run")
+	}
+	if !res.versions.OK() || res.versions.Last < 2 {
+		t.Errorf("weights: %s", res.versions)
+	}
+	t.Logf("weights: %s", res.versions)
+	for _, e := range res.selfExits {
+		t.Logf("supervised: %s", e) // a broker fault may take the learner's lease away
 	}
 	if !res.report.OK() || !res.audit.OK() || len(res.unclean) > 0 {
 		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
