@@ -208,11 +208,20 @@ func colourTerm(c [3]float64, extra []colourProto) string {
 // lime one green (click-color shows blue beside cyan).
 var cssHues = []string{"lime", "cyan", "aqua", "magenta", "fuchsia", "olive", "navy", "teal", "maroon"}
 
-// namedColours returns the CSS colours among words that are not basic terms,
-// and cssHues, with their sRGB values.
+// hueProtos are cssHues' prototypes, built once: every observation's
+// featurization starts from them.
+var hueProtos = appendNamedColours(nil, cssHues)
+
+// namedColours returns cssHues and the CSS colours among words that are not
+// basic terms, with their sRGB values.
 func namedColours(words []string) []colourProto {
-	var out []colourProto
-	for _, w := range append(slices.Clone(cssHues), words...) {
+	return appendNamedColours(slices.Clip(hueProtos), words)
+}
+
+// appendNamedColours appends the CSS colours among words that are neither
+// basic terms nor in out already.
+func appendNamedColours(out []colourProto, words []string) []colourProto {
+	for _, w := range words {
 		c, ok := colornames.Map[w]
 		if !ok || slices.ContainsFunc(colourTerms, func(t colourProto) bool { return t.name == w }) ||
 			slices.ContainsFunc(out, func(t colourProto) bool { return t.name == w }) {

@@ -25,8 +25,8 @@ func NewEventHeaders(c *topics.Catalog) EventHeaders {
 	// allocation on the way.
 	h := EventHeaders{types: map[string][]byte{}}
 	for _, s := range c.Specs {
-		if typ := c.MessageType(c.Name(s.Name)); typ != "" {
-			h.types[c.Name(s.Name)] = []byte(typ)
+		if s.Message != "" {
+			h.types[c.Name(s.Name)] = []byte(s.Message)
 		}
 	}
 	return h
