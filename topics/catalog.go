@@ -157,17 +157,6 @@ func (c *Catalog) ForBrokers(n int) *Catalog {
 	return out
 }
 
-// MessageType returns the message type of a topic's records by its full
-// (prefixed) name: its spec's Message, "" for a topic not in the catalog.
-func (c *Catalog) MessageType(fullName string) string {
-	for _, s := range c.Specs {
-		if c.Prefix+s.Name == fullName {
-			return s.Message
-		}
-	}
-	return ""
-}
-
 // Name returns the full (prefixed) name of a catalog topic.
 func (c *Catalog) Name(topic string) string { return c.Prefix + topic }
 
