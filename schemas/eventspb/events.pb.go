@@ -803,7 +803,13 @@ type Element struct {
 	Disabled bool `protobuf:"varint,8,opt,name=disabled,proto3" json:"disabled,omitempty"`
 	// The options of a select, their visible texts in order (truncated by the
 	// actor): what select_option can choose.
-	Options       []string `protobuf:"bytes,9,rep,name=options,proto3" json:"options,omitempty"`
+	Options []string `protobuf:"bytes,9,rep,name=options,proto3" json:"options,omitempty"`
+	// The element's tag, input type and class names as words ("span like",
+	// "input text"): what an icon button or a widget is beyond its text.
+	Hint string `protobuf:"bytes,10,opt,name=hint,proto3" json:"hint,omitempty"`
+	// The visible text of the nearest ancestor that says more than the element
+	// itself (the tweet around its reply button), truncated by the actor.
+	Context       string `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -899,6 +905,20 @@ func (x *Element) GetOptions() []string {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *Element) GetHint() string {
+	if x != nil {
+		return x.Hint
+	}
+	return ""
+}
+
+func (x *Element) GetContext() string {
+	if x != nil {
+		return x.Context
+	}
+	return ""
 }
 
 // How long the actor spent producing an observation.
@@ -2444,7 +2464,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +
 	"\x01w\x18\x03 \x01(\x02R\x01w\x12\f\n" +
-	"\x01h\x18\x04 \x01(\x02R\x01h\"\xe9\x01\n" +
+	"\x01h\x18\x04 \x01(\x02R\x01h\"\x97\x02\n" +
 	"\aElement\x12\x10\n" +
 	"\x03bid\x18\x01 \x01(\tR\x03bid\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2454,7 +2474,10 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x05value\x18\x06 \x01(\tR\x05value\x12\x18\n" +
 	"\afocused\x18\a \x01(\bR\afocused\x12\x1a\n" +
 	"\bdisabled\x18\b \x01(\bR\bdisabled\x12\x18\n" +
-	"\aoptions\x18\t \x03(\tR\aoptions\"P\n" +
+	"\aoptions\x18\t \x03(\tR\aoptions\x12\x12\n" +
+	"\x04hint\x18\n" +
+	" \x01(\tR\x04hint\x12\x18\n" +
+	"\acontext\x18\v \x01(\tR\acontext\"P\n" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +

@@ -68,6 +68,8 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 			Focused:  el.Focused,
 			Disabled: el.Disabled,
 			Options:  clipAll(el.Options, maxText, maxOptions),
+			Hint:     clip(el.Hint, maxText),
+			Context:  clip(el.Context, maxText),
 		})
 	}
 	ev.Timings = &eventspb.ObservationTimings{

@@ -66,6 +66,10 @@ const (
 	efColourNamed
 	efFill
 	efLastTarget
+	efHintNamed
+	efContextMatch
+	efOrdinal
+	efNamesOther
 	numElemFeatures
 )
 
@@ -79,6 +83,7 @@ var elementFeatureNames = []string{
 	"order",
 	"colour_named", "fill",
 	"last_target",
+	"hint_named", "context_match", "ordinal", "names_other",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -237,6 +242,9 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	// Elements: those intersecting the frame first, then the rest, each in
 	// document order.
 	els := pickElements(obs.GetElements(), fw, fh, E)
+	ordinal := instruction.Ordinal(iw)
+	ranks := roleRanks(obs.GetElements())
+	kinds := hintKinds(els)
 	elemWords := make([][]string, len(els))
 	elemValues := make([][]string, len(els))
 	for e, el := range els {
@@ -298,6 +306,11 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 		row[efOrder] = float32(e) / float32(E)
 		row[efLastTarget] = bool01(el.GetBid() != "" && el.GetBid() == obs.GetPreviousBid())
+		hw := instruction.LowerWords(el.GetHint())
+		row[efHintNamed] = hintNamed(hw, quoteWords, instrSet)
+		row[efContextMatch] = contextMatch(iw, ew, hw, instruction.LowerWords(el.GetContext()))
+		row[efOrdinal] = bool01(ordinal > 0 && ranks[el] == ordinal)
+		row[efNamesOther] = namesOther(ew, hw, kinds)
 		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
 		f.ElemWeights[e] = 1 / float32(len(els))
 		f.BIDs = append(f.BIDs, el.GetBid())

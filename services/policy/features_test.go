@@ -432,3 +432,92 @@ func TestFeaturizeNamesCSSColours(t *testing.T) {
 		}
 	}
 }
+
+// TestFeaturizeNamesIconsByHintAndContext checks hint_named and
+// context_match on MiniWoB++'s social-media: four icon buttons per tweet,
+// named only by class, and the tweet's text naming its user. Only the
+// asked button of the asked user's tweet has both.
+func TestFeaturizeNamesIconsByHintAndContext(t *testing.T) {
+	obs := &eventspb.Observation{Instruction: `For the user @volutpat, click on the "Like" button.`, Width: 160, Height: 210}
+	for i, user := range []string{"@lorem", "@volutpat", "@ipsum"} {
+		ctx := "Name " + user + " 2h Nulla like amet"
+		if i == 1 {
+			ctx = "Other " + user + " 5h Amet sed"
+		}
+		for j, class := range []string{"reply", "retweet", "like", "more"} {
+			obs.Elements = append(obs.Elements, &eventspb.Element{Bid: fmt.Sprintf("%d%d", i, j), Role: "clickable",
+				Box: box(float32(20+30*j), float32(20+60*i), 14, 14), Hint: "span " + class, Context: ctx})
+		}
+	}
+	a := DefaultArchitecture()
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestScore := -1, float32(-1)
+	for e, bid := range f.BIDs {
+		hint := elemFeat(t, f, e, "hint_named")
+		if want := float32(bool01(bid[1] == '2')); hint != want {
+			t.Errorf("element %s hint_named = %v, want %v", bid, hint, want)
+		}
+		if s := hint + elemFeat(t, f, e, "context_match"); s > bestScore {
+			best, bestScore = e, s
+		}
+	}
+	if f.BIDs[best] != "12" {
+		t.Errorf("hint_named + context_match is highest at %s, want 12 (the like button of @volutpat's tweet)", f.BIDs[best])
+	}
+}
+
+// TestFeaturizeOrdinalPicksTheNthOfItsKind checks that "the 2nd textbox"
+// marks the second textbox in document order, not the second element.
+func TestFeaturizeOrdinalPicksTheNthOfItsKind(t *testing.T) {
+	obs := &eventspb.Observation{Instruction: "Focus into the 2nd input textbox.", Width: 100, Height: 100,
+		Elements: []*eventspb.Element{
+			{Bid: "t1", Role: "textbox", Box: box(0, 0, 50, 10), Hint: "input text"},
+			{Bid: "b1", Role: "button", Box: box(0, 20, 50, 10), Hint: "button"},
+			{Bid: "t2", Role: "textbox", Box: box(0, 40, 50, 10), Hint: "input text"},
+			{Bid: "t3", Role: "textarea", Box: box(0, 60, 50, 10), Hint: "textarea"},
+		}}
+	a := DefaultArchitecture()
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, want := range []float32{0, 0, 1, 0} {
+		if got := elemFeat(t, f, e, "ordinal"); got != want {
+			t.Errorf("element %s ordinal = %v, want %v", f.BIDs[e], got, want)
+		}
+	}
+	// "input" names the inputs by their tag (0.5: an instruction word, not a
+	// quoted value); the textarea and the button are not named.
+	for e, want := range []float32{0.5, 0, 0.5, 0} {
+		if got := elemFeat(t, f, e, "hint_named"); got != want {
+			t.Errorf("element %s hint_named = %v, want %v", f.BIDs[e], got, want)
+		}
+	}
+}
+
+// TestFeaturizeNamesOtherElementsKinds checks names_other on MiniWoB++'s
+// identify-shape: the button whose text is the kind of the figure (its
+// SVG tag's reading, Element.hint) is marked, and generic tags name
+// nothing.
+func TestFeaturizeNamesOtherElementsKinds(t *testing.T) {
+	obs := &eventspb.Observation{Instruction: "Click the button that best describes the figure below.", Width: 160, Height: 200,
+		Elements: []*eventspb.Element{
+			{Bid: "fig", Role: "clickable", Box: box(60, 60, 30, 30), Hint: "polygon triangle"},
+			{Bid: "r", Role: "button", Text: "Rectangle", Box: box(10, 120, 80, 20), Hint: "button"},
+			{Bid: "t", Role: "button", Text: "Triangle", Box: box(10, 150, 80, 20), Hint: "button"},
+			{Bid: "x", Role: "button", Text: "Button", Box: box(10, 180, 80, 20), Hint: "button"},
+		}}
+	a := DefaultArchitecture()
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, want := range []float32{0, 0, 1, 0} {
+		if got := elemFeat(t, f, e, "names_other"); got != want {
+			t.Errorf("element %s names_other = %v, want %v", f.BIDs[e], got, want)
+		}
+	}
+}

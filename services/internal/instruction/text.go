@@ -110,3 +110,22 @@ func Introducer(s, phrase string) string {
 	}
 	return strings.ToLower(before[len(before)-1])
 }
+
+// ordinals are the ordinal words an instruction uses to pick the n-th of a
+// kind ("the 2nd textbox", "the third link").
+var ordinals = map[string]int{
+	"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10,
+	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+	"ninth": 9, "tenth": 10,
+}
+
+// Ordinal returns n for the first ordinal word among lower-case words ws
+// ("1st", "second", ...), or 0 when there is none.
+func Ordinal(ws []string) int {
+	for _, w := range ws {
+		if n, ok := ordinals[w]; ok {
+			return n
+		}
+	}
+	return 0
+}

@@ -46,3 +46,17 @@ func TestIntroducer(t *testing.T) {
 		}
 	}
 }
+
+func TestOrdinal(t *testing.T) {
+	for s, want := range map[string]int{
+		"Focus into the 1st input textbox.": 1,
+		"Click the third link.":             3,
+		"Enter 10th and 2nd":                10,
+		"Click on the button.":              0,
+		"":                                  0,
+	} {
+		if got := Ordinal(LowerWords(s)); got != want {
+			t.Errorf("Ordinal(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

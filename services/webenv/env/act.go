@@ -33,6 +33,24 @@ func (e *Env) act(ctx context.Context, a Action) error {
 			// point says why).
 			return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
 		}
+		if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: pt.X, Y: pt.Y}); err != nil {
+			return err
+		}
+		// The hover may change the layout under the pointer (agent.js's
+		// waitHit says how): press once the element is back under it, and
+		// re-aim when it never comes back.
+		var back bool
+		if err := e.eval(ctx, fmt.Sprintf(`window.__wob.waitHit(%s, %g, %g, 250)`, js(a.BID), pt.X, pt.Y), &back); err != nil {
+			return err
+		}
+		if !back {
+			if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`)`, &pt); err != nil {
+				return err
+			}
+			if pt.DOM {
+				return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
+			}
+		}
 		return e.click(ctx, pt.X, pt.Y)
 	case Fill:
 		var how string
@@ -125,9 +143,17 @@ func (e *Env) click(ctx context.Context, x, y float64) error {
 		{Type: input.DispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1},
 	}
 	for _, s := range steps {
-		if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, s); err != nil {
-			return fmt.Errorf("unable to click at (%.0f, %.0f): %w", x, y, err)
+		if err := e.mouse(ctx, s); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// mouse dispatches one mouse event.
+func (e *Env) mouse(ctx context.Context, s input.DispatchMouseEventParams) error {
+	if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, s); err != nil {
+		return fmt.Errorf("unable to dispatch %s at (%.0f, %.0f): %w", s.Type, s.X, s.Y, err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func policyObservation(o *Observation) *eventspb.Observation {
 			Bid: el.BID, Role: el.Role, Text: clipBytes(el.Text, 200),
 			Box:     &eventspb.Box{X: float32(el.Box.X), Y: float32(el.Box.Y), W: float32(el.Box.W), H: float32(el.Box.H)},
 			Checked: el.Checked, Value: clipBytes(el.Value, 200), Focused: el.Focused, Disabled: el.Disabled,
-			Options: clipAll(el.Options, 200),
+			Options: clipAll(el.Options, 200), Hint: clipBytes(el.Hint, 200), Context: clipBytes(el.Context, 200),
 		})
 	}
 	return ev

@@ -35,6 +35,13 @@ type Element struct {
 	Value      string   `json:"value,omitempty"`
 	Checked    bool     `json:"checked,omitempty"`
 	Options    []string `json:"options,omitempty"`
+	// Hint is the element's tag, input type and class names as words
+	// ("span like"): what an icon button or a widget is, beyond its text.
+	Hint string `json:"hint,omitempty"`
+	// Context is the visible text of the nearest ancestor that says more
+	// than the element itself (the tweet around a reply button), cut to 100
+	// characters.
+	Context string `json:"context,omitempty"`
 }
 
 // Observation is what the agent sees after Reset or Step.

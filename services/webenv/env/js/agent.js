@@ -168,7 +168,51 @@
     }
     if (tag === 'TEXTAREA') return clean(el.getAttribute('aria-label') || labelText(el) || el.getAttribute('placeholder') || '');
     if (tag === 'SELECT') return clean(el.getAttribute('aria-label') || labelText(el));
-    return clean(el.innerText || el.getAttribute('aria-label') || el.getAttribute('title') || '');
+    // SVG elements have no innerText: a <text> glyph's text is its content.
+    var inner = el.innerText === undefined ? el.textContent : el.innerText;
+    return clean(inner || el.getAttribute('aria-label') || el.getAttribute('title') || '');
+  }
+
+  // hintOf names what an element is beyond its text: its tag, its input
+  // type and its class names, as words ("span like", "input text",
+  // "textarea"). Icon buttons carry their meaning only there (MiniWoB++'s
+  // social-media: <span class="like">), and so do widgets asked for by kind
+  // (click-widget: a "textarea" widget); WGE and DOM-Q-NET read the same
+  // DOM attributes.
+  // SVG shapes are also named by what a reader calls them.
+  var SHAPES = { rect: 'rect rectangle square', polygon: 'polygon triangle', ellipse: 'ellipse circle' };
+
+  function hintOf(el) {
+    var tag = el.tagName.toLowerCase();
+    var w = [SHAPES[tag] || tag];
+    if (el.tagName === 'INPUT') {
+      var t = (el.getAttribute('type') || 'text').toLowerCase();
+      w.push(TEXTY[t] || t === 'input' ? 'text' : t);
+    }
+    if (tag === 'text' && el.ownerSVGElement) {
+      // A glyph drawn as SVG text is a digit or a letter to a reader.
+      var g = (el.textContent || '').trim();
+      if (/^[0-9]+$/.test(g)) w.push('digit number');
+      else if (/^[A-Za-z]$/.test(g)) w.push('letter');
+    }
+    var c = typeof el.className === 'string' ? el.className : (el.getAttribute('class') || '');
+    if (c) w.push(c.replace(/[-_]+/g, ' '));
+    return clean(w.join(' ')).slice(0, 80);
+  }
+
+  // contextOf is the visible text around an element: that of its nearest
+  // ancestor (below body, at most 6 levels up) whose text says more than the
+  // element's own. A tweet's reply button has no text; its tweet names the
+  // user the instruction asks about (social-media), as a row names the
+  // item its buttons act on. The climb stops below the block that holds the
+  // instruction (#query): the instruction is not any element's context.
+  function contextOf(el, own, query) {
+    var p = el.parentElement;
+    for (var i = 0; i < 6 && p && p !== document.body && !(query && p.contains(query)); i++, p = p.parentElement) {
+      var t = clean(p.innerText);
+      if (t && t !== own) return t.slice(0, 100);
+    }
+    return '';
   }
 
   function candidate(el) {
@@ -207,6 +251,7 @@
     if (!document.body) return out;
     var all = document.body.getElementsByTagName('*');
     var vw = window.innerWidth, vh = window.innerHeight;
+    var query = document.getElementById('query');
     for (var i = 0; i < all.length; i++) {
       var el = all[i];
       if (!candidate(el)) continue;
@@ -216,11 +261,13 @@
         bid: bidOf(el),
         role: roleOf(el),
         text: textOf(el),
+        hint: hintOf(el),
         box: { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) },
         inViewport: r.right > 0 && r.bottom > 0 && r.left < vw && r.top < vh,
         focused: document.activeElement === el,
         disabled: !!el.disabled
       };
+      e.context = contextOf(el, e.text, query);
       if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
       if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
       if (el.tagName === 'SELECT') {
@@ -302,6 +349,22 @@
     var h = document.elementFromPoint(x, y);
     return !!h && (el === h || el.contains(h) || (h.tagName === 'LABEL' && h.control === el));
   }
+
+  // waitHit resolves true once a click at (x, y) reaches element bid, or
+  // false after timeoutMs. Hovering can change what is under the pointer:
+  // social-media swaps an icon's image on :hover, and the icon has no width
+  // until the new image loads, so a press right after the move lands on
+  // the icon's parent.
+  S.waitHit = function (bid, x, y, timeoutMs) {
+    var el = find(bid), t0 = performance.now();
+    return new Promise(function (resolve) {
+      (function check() {
+        if (hits(el, x, y)) resolve(true);
+        else if (performance.now() - t0 >= timeoutMs) resolve(false);
+        else setTimeout(check, 5);
+      })();
+    });
+  };
 
   // domClick clicks el with a DOM click event (S.point's last resort).
   S.domClick = function (bid) {

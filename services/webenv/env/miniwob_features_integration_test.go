@@ -1,0 +1,104 @@
+package env
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+)
+
+// featureArgmax featurizes obs as the actor would and returns the bid of
+// the element with the highest sum of the named feature columns, and
+// whether that maximum is unique.
+func featureArgmax(t *testing.T, arch *policy.Architecture, obs *Observation, names ...string) (string, bool) {
+	t.Helper()
+	f, err := arch.Featurize(policyObservation(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	F := len(arch.ElementFeatures)
+	best, bestScore, unique := "", float32(-1), false
+	for e, bid := range f.BIDs {
+		var s float32
+		for _, n := range names {
+			c := slices.Index(arch.ElementFeatures, n)
+			if c < 0 {
+				t.Fatalf("no element feature %q", n)
+			}
+			s += f.ElemFeats[e*F+c]
+		}
+		switch {
+		case s > bestScore:
+			best, bestScore, unique = bid, s, true
+		case s == bestScore:
+			unique = false
+		}
+	}
+	return best, unique
+}
+
+// TestIntegrationMiniWoBHintsAndContext checks, on the benchmark's own pages
+// in real Chromium, that what the page says only through tags, classes and
+// surrounding text reaches the policy's features: the element those
+// features single out is the one to click, and clicking it wins.
+func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
+	e, _ := miniwobEnv(t)
+	arch := policy.DefaultArchitecture()
+
+	t.Run("social-media: the asked icon of the asked user's tweet", func(t *testing.T) {
+		// Reply, Retweet and Like are <span class="like"> icons without
+		// text; the user is named only in the tweet around them. The menu
+		// actions (hidden until "more" is clicked) are another step.
+		checked := 0
+		for seed := int64(1); seed <= 40 && checked < 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "social-media", Seed: seed})
+			q := quoted(obs.Instruction)
+			if len(q) != 1 || !slices.Contains([]string{"Reply", "Retweet", "Like"}, q[0]) {
+				continue
+			}
+			checked++
+			bid, unique := featureArgmax(t, &arch, obs, "hint_named", "context_match")
+			el := findBID(obs, bid)
+			user, _, _ := strings.Cut(strings.TrimPrefix(obs.Instruction, "For the user "), ",")
+			if !unique || !strings.Contains(el.Hint, strings.ToLower(q[0])) || !strings.Contains(el.Context, user) {
+				t.Fatalf("seed %d %q: hint_named+context_match picks %+v (unique %v)", seed, obs.Instruction, el, unique)
+			}
+			if r := step(t, e, Action{Type: Click, BID: bid}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d %q: clicking %+v: done %v info %+v", seed, obs.Instruction, el, r.Done, r.Info)
+			}
+		}
+		if checked < 3 {
+			t.Fatalf("only %d of seeds 1-40 ask for an icon", checked)
+		}
+	})
+
+	t.Run("identify-shape: the button that names the figure's kind", func(t *testing.T) {
+		for seed := int64(1); seed <= 6; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "identify-shape", Seed: seed})
+			bid, unique := featureArgmax(t, &arch, obs, "names_other")
+			el := findBID(obs, bid)
+			if !unique || el.Role != "button" {
+				t.Fatalf("seed %d: names_other picks %+v (unique %v) among %+v", seed, el, unique, obs.Elements)
+			}
+			if r := step(t, e, Action{Type: Click, BID: bid}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d: clicking %q: done %v info %+v", seed, el.Text, r.Done, r.Info)
+			}
+		}
+	})
+
+	t.Run("focus-text-2: the ordinal picks the nth textbox", func(t *testing.T) {
+		for seed := int64(1); seed <= 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "focus-text-2", Seed: seed})
+			bid, unique := featureArgmax(t, &arch, obs, "ordinal", "hint_named")
+			el := findBID(obs, bid)
+			if !unique || el.Role != "textbox" {
+				t.Fatalf("seed %d %q: ordinal+hint_named picks %+v (unique %v)", seed, obs.Instruction, el, unique)
+			}
+			if r := step(t, e, Action{Type: Click, BID: bid}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d %q: clicking %+v: done %v info %+v", seed, obs.Instruction, el, r.Done, r.Info)
+			}
+		}
+	})
+}
