@@ -84,6 +84,7 @@ type StepKey struct {
 type StepIDs struct {
 	Obs, Action, Next string
 	Reward            float64
+	Done              bool
 }
 
 // EpisodeWant is what an episode's summary must say.
@@ -92,6 +93,7 @@ type EpisodeWant struct {
 	Length  uint32
 	Return  float64
 	Success bool
+	Aborted bool
 }
 
 // Malformed is one malformed record as it landed.
@@ -340,7 +342,7 @@ func (g *generator) episode(rng *mrand.Rand, e, n int, frame []byte, emit func(t
 		ret += r.Reward
 		emit(g.rewards, ep, r)
 		g.mu.Lock()
-		g.exp.Transitions[StepKey{ep, uint32(s)}] = StepIDs{Obs: prevObs, Action: a.Envelope.EventId, Reward: r.Reward}
+		g.exp.Transitions[StepKey{ep, uint32(s)}] = StepIDs{Obs: prevObs, Action: a.Envelope.EventId, Reward: r.Reward, Done: r.Done}
 		g.mu.Unlock()
 	}
 	g.mu.Lock()

@@ -114,8 +114,9 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 			r.problem("duplicate transition %s/%d (copy %d at %s[%d]@%d)", k.Episode, k.Step, seen[k], rec.Topic, rec.Partition, rec.Offset)
 			return nil
 		}
-		got := StepIDs{Obs: tr.Obs.GetEnvelope().GetEventId(), Action: tr.Action.GetEnvelope().GetEventId(), Reward: tr.Reward, Next: eventspb.NextObsEventID(tr)}
-		if got != want || tr.Done != (want.Next == "") {
+		got := StepIDs{Obs: tr.Obs.GetEnvelope().GetEventId(), Action: tr.Action.GetEnvelope().GetEventId(), Reward: tr.Reward,
+			Next: eventspb.NextObsEventID(tr), Done: tr.Done}
+		if got != want {
 			r.Mismatched++
 			r.problem("transition %s/%d is made of %+v, want %+v", k.Episode, k.Step, got, want)
 		}
@@ -156,7 +157,7 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 		case eps[e.EpisodeId] > 1:
 			r.EpisodesDuplicated++
 			r.problem("duplicate episode %s", e.EpisodeId)
-		case e.TaskId != want.TaskID || e.Length != want.Length || math.Abs(e.TotalReturn-want.Return) > 1e-9 || e.Success != want.Success || e.Aborted:
+		case e.TaskId != want.TaskID || e.Length != want.Length || math.Abs(e.TotalReturn-want.Return) > 1e-9 || e.Success != want.Success || e.Aborted != want.Aborted:
 			r.EpisodesMismatched++
 			r.problem("episode %s: task %s length %d return %g success %v, want %+v", e.EpisodeId, e.TaskId, e.Length, e.TotalReturn, e.Success, want)
 		}

@@ -196,6 +196,9 @@ func FreePort(t testing.TB) int {
 	return freePort()
 }
 
+// Port is FreePort for code that runs outside tests (the drill).
+func Port() int { return freePort() }
+
 func freePort() int {
 	for p := 20000 + int((time.Now().UnixNano()+nextPort.Add(7))%10000); ; p++ {
 		if p >= 30000 {

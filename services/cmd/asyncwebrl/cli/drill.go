@@ -28,16 +28,20 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule S] [--down D] [--tail D] [flags]
+const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--executors N] [--schedule S] [--down D] [--tail D] [flags]
   A fault drill with a verdict. Runs the pipeline on a three-broker KRaft
   cluster of its own (infra/kafka.sh from the repository's jars, on free
   loopback ports, stopped at the end; -brokers to use an existing cluster
   instead), with the synthetic actor traffic of loadtest/ (10% reordered,
-  5% duplicated, 1% malformed), the joiner and the recorder as separate
-  processes of this binary (--members of each), and injects the faults of
-  the schedule, one after the other, each killed with SIGKILL and, --down
+  5% duplicated, 1% malformed) or, with --synthetic=false, real actors
+  (a webenv and an actor process of this binary, --executors executors in
+  two headless Chromium processes, acting with the initial policy on the
+  -suite's tasks), the joiner and the recorder as separate processes of
+  this binary (--members of each), and injects the faults of the
+  schedule, one after the other, each killed with SIGKILL and, --down
   later, started again. The load runs until the last fault has recovered
-  and --tail more; then the drill waits for the joiner and the recorder to
+  and --tail more (real actors are then stopped with SIGTERM, which ends
+  their episodes); then the drill waits for the joiner and the recorder to
   catch up and counts. The faults:
     broker      the broker that leads the most partitions (needs the drill's own cluster)
     joiner      joiner member 1
@@ -54,10 +58,21 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
                 version is told from a late commit of the dead one
     clickhouse  ClickHouse stopped and started again (needs --private-clickhouse:
                 the shared server is never stopped)
+    actor       the actor process (real actors only): its open episodes end
+                unfinished; the restarted actor starts new ones
+    chromium    one of the actor's two Chromium browser processes (real actors
+                only): the actor records its executors' episodes as aborted and
+                starts a new browser itself (nothing is restarted by the drill;
+                "back after" is when the new browser runs)
   Progress lines go to stdout. At the end it prints a verdict per topic
   (records: the load's deliberate duplicates are records like any other)
   and per ClickHouse table (distinct events) with expected, found, lost and
-  duplicated, and per fault the time until each affected group made
+  duplicated. With real actors nobody counted what was sent: the input
+  topics are the reference (an input's lost events are steps missing
+  inside an episode, its duplicates repeated event ids), and what the
+  joiner must make of them is derived from them by the joiner's rules
+  (loadtest.ExpectTraffic; steps the joiner dead-lettered are accounted
+  for by their dead letters, counted by reason). Per fault it prints the time until each affected group made
   progress again, from the fault: resumed (its first committed offset
   advance) and recovered (every input partition advanced; after a member's
   kill, by a live member once the group had dropped the dead one; after a
@@ -67,10 +82,12 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic] [--rate R] [--schedule
   database drill_<id> on -clickhouse-addr (-clickhouse-database is not
   used); both are deleted at the end unless --keep. The members' logs are
   in --dir.
-  --synthetic          synthetic traffic (default; real actors are not drilled yet)
-  --rate R             records per second (default 300)
+  --synthetic          synthetic traffic (default); --synthetic=false: real actors
+  --rate R             synthetic records per second (default 300)
+  --executors N        real actors' executors (default 4)
   --schedule S         faults and when, after the load starts: name@offset,...
-                       (default broker@20s,joiner@60s,recorder@100s,learner@140s);
+                       (default broker@20s,joiner@60s,recorder@100s,learner@140s;
+                       with real actors broker@20s,joiner@50s,recorder@80s,actor@110s,chromium@150s);
                        a fault waits for the previous one to recover
   --down D             how long a killed component stays down (default 10s)
   --tail D             load after the last fault recovered (default 15s)
@@ -93,7 +110,9 @@ the joiner's default, so a killed member's partitions do not wait 45 s.
 
 // drillFlags are drill's own flags.
 type drillFlags struct {
-	members, nodes              int
+	members, nodes, executors int
+	// real: real actors instead of the synthetic load.
+	real                        bool
 	rate                        float64
 	schedule                    []scheduled
 	down, tail, recoveryTimeout time.Duration
@@ -108,19 +127,25 @@ type scheduled struct {
 	at   time.Duration
 }
 
-var drillFaults = []string{"broker", "joiner", "recorder", "learner", "clickhouse"}
+var drillFaults = []string{"broker", "joiner", "recorder", "learner", "clickhouse", "actor", "chromium"}
 
 func parseDrillFlags(args []string) (drillFlags, []string, error) {
-	d := drillFlags{rate: 300, members: 2, nodes: 3, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
-	vals, rest, err := subFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "recovery-timeout", "dir", "bin"},
+	d := drillFlags{rate: 300, members: 2, nodes: 3, executors: 4, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
+	vals, rest, err := subFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "executors", "recovery-timeout", "dir", "bin"},
 		[]string{"synthetic", "private-clickhouse", "keep"})
 	if err != nil {
 		return d, nil, err
 	}
-	if v, ok := vals["synthetic"]; ok && v != "true" {
-		return d, nil, errors.New("--synthetic=false: only synthetic traffic is drilled yet (real actors are left for later)")
+	if v, ok := vals["synthetic"]; ok {
+		switch v {
+		case "true":
+		case "false":
+			d.real = true
+		default:
+			return d, nil, fmt.Errorf("invalid --synthetic=%s: want true or false", v)
+		}
 	}
-	for name, dst := range map[string]*int{"members": &d.members, "nodes": &d.nodes} {
+	for name, dst := range map[string]*int{"members": &d.members, "nodes": &d.nodes, "executors": &d.executors} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
 				return d, nil, fmt.Errorf("invalid --%s %q: want a positive integer", name, v)
@@ -143,6 +168,9 @@ func parseDrillFlags(args []string) (drillFlags, []string, error) {
 		}
 	}
 	sched := "broker@20s,joiner@60s,recorder@100s,learner@140s"
+	if d.real {
+		sched = "broker@20s,joiner@50s,recorder@80s,actor@110s,chromium@150s"
+	}
 	if v, ok := vals["schedule"]; ok {
 		sched = v
 	}
@@ -154,6 +182,9 @@ func parseDrillFlags(args []string) (drillFlags, []string, error) {
 	for _, f := range d.schedule {
 		if f.name == "clickhouse" && !d.privateClickHouse {
 			return d, nil, errors.New("the clickhouse fault needs --private-clickhouse: the drill never stops the shared ClickHouse")
+		}
+		if (f.name == "actor" || f.name == "chromium") && !d.real {
+			return d, nil, fmt.Errorf("the %s fault needs real actors (--synthetic=false)", f.name)
 		}
 	}
 	return d, rest, nil
@@ -190,6 +221,8 @@ type drillResult struct {
 	// selfExits are the learner's exits of its own, each restarted (a
 	// finding, not a failure: its supervisor restarts it in a deployment).
 	selfExits []string
+	// traffic is what real actors wrote (nil for the synthetic load).
+	traffic *loadtest.Traffic
 }
 
 // OK: nothing lost, duplicated or wrong, every fault recovered, every
@@ -413,6 +446,10 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		}
 	}
 
+	if df.real {
+		return d.runReal(ctx, adm, admin, conn)
+	}
+
 	// The load has no size: it runs until the faults are done (Stop).
 	load := loadtest.DefaultConfig(math.MaxInt32)
 	load.Rate = df.rate
@@ -444,25 +481,9 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	stopProgress := d.progress(ctx, adm)
 
 	res := &drillResult{}
-	for _, s := range df.schedule {
-		select {
-		case <-ctx.Done():
-			stopProgress()
-			return nil, ctx.Err()
-		case <-time.After(time.Until(loadStart.Add(s.at))):
-		}
-		fr, err := d.inject(ctx, adm, s)
-		if err != nil {
-			stopProgress()
-			return res, err
-		}
-		res.faults = append(res.faults, fr)
-	}
-	select {
-	case <-ctx.Done():
+	if err := d.faults(ctx, adm, res); err != nil {
 		stopProgress()
-		return res, ctx.Err()
-	case <-time.After(df.tail):
+		return res, err
 	}
 	endLoad()
 	var lr loadResult
@@ -489,8 +510,38 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	if res.inputs, err = loadtest.VerifyInputs(ctx, d.newClient, d.cat, exp); err != nil {
 		return res, err
 	}
+	return res, d.verify(ctx, settle, adm, conn, exp, res)
+}
+
+// faults injects the schedule's faults, each at its offset from the load's
+// start (after the previous one recovered), then lets the load run --tail.
+func (d *drillRun) faults(ctx context.Context, adm *kadm.Client, res *drillResult) error {
+	for _, s := range d.flags.schedule {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(d.loadStart.Add(s.at))):
+		}
+		fr, err := d.inject(ctx, adm, s)
+		if err != nil {
+			return err
+		}
+		res.faults = append(res.faults, fr)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d.flags.tail):
+	}
+	return nil
+}
+
+// verify checks the joiner's output against exp once the joiner caught up,
+// stops the learner, waits for the recorder and audits ClickHouse.
+func (d *drillRun) verify(ctx, settle context.Context, adm *kadm.Client, conn driver.Conn, exp *loadtest.Expected, res *drillResult) error {
+	var err error
 	if res.report, err = loadtest.Verify(ctx, d.newClient, d.cat, exp); err != nil {
-		return res, err
+		return err
 	}
 	res.outputs = res.report.Verdicts()
 	if d.weights != nil {
@@ -499,12 +550,12 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		// longer grows; its last version is then committed or never will be.
 		d.stopSupervising()
 		res.selfExits = d.selfExits
-		res.unclean = d.stopMembers("learner")
+		res.unclean = append(res.unclean, d.stopMembers("learner")...)
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := d.weights.CaughtUp(wctx, adm, 250*time.Millisecond)
 		cancel()
 		if err != nil {
-			return res, err
+			return err
 		}
 		c := d.weights.Check()
 		res.versions = &c
@@ -514,15 +565,15 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		recorded = append(recorded, d.cat.Name(topic))
 	}
 	if _, err := kafka.WaitCaughtUp(settle, d.newClient, d.recorderGroup(), recorded); err != nil {
-		return res, err
+		return err
 	}
 	d.say("recorder caught up; auditing ClickHouse")
 	if res.audit, err = loadtest.AuditRecorder(ctx, d.newClient, d.cat, conn, d.db); err != nil {
-		return res, err
+		return err
 	}
 	res.tables = res.audit.Verdicts()
 	res.unclean = append(res.unclean, d.stopMembers("joiner", "recorder")...)
-	return res, nil
+	return nil
 }
 
 // cleanUp deletes the drill's topics, groups and database (on a cluster of
@@ -562,6 +613,9 @@ func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
 			case <-time.After(15 * time.Second):
 			}
 			line := fmt.Sprintf("sent %d records", d.sent.Load())
+			if d.flags.real {
+				line = fmt.Sprintf("actors wrote %d records", inputRecords(ctx, adm, d.inputs()))
+			}
 			for _, g := range []string{d.joinerGroup(), d.recorderGroup()} {
 				if lag, err := loadtest.Offsets(ctx, adm, g, d.inputs()); err == nil {
 					n, _ := lag.Behind()
@@ -595,7 +649,12 @@ func printDrill(w io.Writer, r *drillResult) {
 	if !r.report.OK() {
 		fmt.Fprintf(w, "verifier: %s\n", r.report)
 	}
-	fmt.Fprintln(w, "(records of each topic: the load's own duplicates and malformed records count as records)")
+	if r.traffic != nil {
+		fmt.Fprintln(w, "(inputs, real actors: distinct events of each topic; lost: steps missing inside an episode; duplicated: repeated event ids)")
+		fmt.Fprintf(w, "(%s)\n", r.traffic)
+	} else {
+		fmt.Fprintln(w, "(records of each topic: the load's own duplicates and malformed records count as records)")
+	}
 	if r.versions != nil {
 		fmt.Fprintf(w, "(weights: versions 1..%d expected, one record each, each the child of the one before; lost = skipped,\n duplicated = repeated or forked: %s)\n", r.versions.Last, r.versions)
 	}

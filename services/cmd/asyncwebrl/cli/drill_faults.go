@@ -193,6 +193,8 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 
 	var restore func() error
 	var settled func(context.Context) (bool, error)
+	down := d.flags.down
+	written := int64(-1) // the inputs' records at an actor's kill
 	switch s.name {
 	case "broker":
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -210,17 +212,32 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		}
 		fr.what = fmt.Sprintf("kill -9 broker %d (%s), leader of %d of %d partitions", node, d.cluster.Addrs[node-1], led[node], total)
 		restore = func() error { return d.cluster.StartNode(int(node)) }
-	case "joiner", "recorder":
+	case "joiner", "recorder", "actor":
 		m := d.members[s.name][0]
-		held := "holding ? of the input partitions"
-		if id, n, err := loadtest.Member(ctx, adm, groups[0], d.instance(m)+"/", d.inputs()); err == nil && id != "" {
-			held = fmt.Sprintf("holding %d of %d input partitions", n, len(base[groups[0]].Partitions))
-			settled = loadtest.Evicted(adm, groups[0], id)
+		held := ""
+		if s.name != "actor" {
+			held = ", holding ? of the input partitions"
+			if id, n, err := loadtest.Member(ctx, adm, groups[0], d.instance(m)+"/", d.inputs()); err == nil && id != "" {
+				held = fmt.Sprintf(", holding %d of %d input partitions", n, len(base[groups[0]].Partitions))
+				settled = loadtest.Evicted(adm, groups[0], id)
+			}
 		}
 		pid := m.p.Cmd.Process.Pid
 		m.kill()
-		fr.what = fmt.Sprintf("kill -9 %s (pid %d, %s)", m.name, pid, held)
+		fr.what = fmt.Sprintf("kill -9 %s (pid %d%s)", m.name, pid, held)
 		restore = func() error { return d.startMember(m) }
+		if s.name == "actor" {
+			// The groups go on with what the dead actor wrote before its
+			// kill: the actor's own recovery is its first new record.
+			written = inputRecords(ctx, adm, d.inputs())
+		}
+	case "chromium":
+		// The actor restarts its browser itself: no down time is imposed.
+		what, back, err := d.killBrowser(ctx)
+		if err != nil {
+			return fr, err
+		}
+		fr.what, restore, down = what, back, 0
 	case "clickhouse":
 		if err := d.ch.Down(); err != nil {
 			return fr, err
@@ -261,7 +278,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	select {
 	case <-ctx.Done():
 		return fr, ctx.Err()
-	case <-time.After(d.flags.down):
+	case <-time.After(down):
 	}
 	if err := restore(); err != nil {
 		return fr, err
@@ -276,7 +293,29 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 			cancel()
 		}
 	}()
+	inputs := loadtest.Recovery{Group: d.cat.Prefix + "inputs", Resumed: -1, Recovered: -1}
+	if written >= 0 {
+		wg.Add(1)
+		r := &inputs
+		go func() {
+			defer wg.Done()
+			for wctx.Err() == nil {
+				if n := inputRecords(wctx, adm, d.inputs()); n > written {
+					r.Resumed = time.Since(injected)
+					r.Recovered = r.Resumed
+					return
+				}
+				select {
+				case <-wctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
 	wg.Wait()
+	if written >= 0 {
+		fr.recoveries = append(fr.recoveries, inputs)
+	}
 	for _, r := range fr.recoveries {
 		if r.OK() {
 			d.say("fault %s: %s resumed after %s, recovered after %s", s.name, strings.TrimPrefix(r.Group, d.cat.Prefix),
@@ -324,5 +363,11 @@ func printFaults(w io.Writer, faults []faultResult) {
 	fmt.Fprintln(w, "(after a member's kill: by a live member, once the group had dropped the dead one; after a ClickHouse stop: once it was back); both from the fault")
 	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "learner" }) {
 		fmt.Fprintln(w, "(after the learner's kill, weights: the first version published after the dead learner's last, from the fault)")
+	}
+	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "actor" }) {
+		fmt.Fprintln(w, "(after the actor's kill, inputs: the first record the restarted actor wrote, from the fault; the groups go on with what it wrote before)")
+	}
+	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "chromium" }) {
+		fmt.Fprintln(w, "(after a browser's kill, back after: when the actor ran a new browser in its place; the other browser's executors go on meanwhile)")
 	}
 }

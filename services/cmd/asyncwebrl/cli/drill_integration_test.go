@@ -88,3 +88,48 @@ func TestIntegrationDrill(t *testing.T) {
 		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
 	}
 }
+
+// TestIntegrationDrillActors is `asyncwebrl drill --synthetic=false`: real
+// actors (a webenv and an actor process with two Chromium processes) on the
+// shared broker, a joiner member, the actor and one of its browsers each
+// killed with SIGKILL. The joiner's output must be exactly what the input
+// topics call for (derived from them: nothing lost, nothing duplicated),
+// ClickHouse must hold every event once, the browser's executors must have
+// aborted their episodes, and every fault must recover.
+func TestIntegrationDrillActors(t *testing.T) {
+	testenv.Integration(t)
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a hang guard
+	defer cancel()
+	var out, errOut bytes.Buffer
+	res, err := drill(ctx, []string{"--synthetic=false", "--bin", bin, "--dir", dir + "/drill", "--executors", "4", "--tail", "10s",
+		"--schedule", "joiner@15s,actor@30s,chromium@45s", "--down", "5s", "--members", "1",
+		"-brokers=" + strings.Join(testenv.Brokers(t), ","), "-topic-partitions=3", "-clickhouse-addr=" + testenv.ClickHouseAddr(t)}, &out, &errOut)
+	t.Logf("drill output:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("drill: %v\n%s", err, errOut.String())
+	}
+	for _, v := range append(append(res.inputs, res.outputs...), res.tables...) {
+		if v.Lost != 0 || v.Duplicated != 0 || v.Found != v.Expected {
+			t.Errorf("%s: %d expected, %d found, %d lost, %d duplicated", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
+		}
+	}
+	if res.traffic == nil || res.traffic.Finished == 0 {
+		t.Fatalf("traffic %v: no episode finished", res.traffic)
+	}
+	if res.traffic.Aborted == 0 {
+		t.Errorf("traffic %s: no episode aborted, though a browser was killed", res.traffic)
+	}
+	if len(res.faults) != 3 {
+		t.Fatalf("%d faults injected, want 3", len(res.faults))
+	}
+	for _, f := range res.faults {
+		if !f.ok() {
+			t.Errorf("fault %s (%s) did not recover: %+v", f.name, f.what, f.recoveries)
+		}
+	}
+	if !res.report.OK() || !res.audit.OK() || len(res.unclean) > 0 {
+		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
+	}
+}

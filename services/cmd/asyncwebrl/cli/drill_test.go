@@ -23,7 +23,8 @@ func TestParseDrillFlags(t *testing.T) {
 		{"--schedule", "actor@5s"}, // real actors are not drilled yet
 		{"--schedule", "broker"},
 		{"--schedule", "clickhouse@5s"}, // the shared server is never stopped
-		{"--synthetic=false"},
+		{"--synthetic=maybe"},
+		{"--executors", "0"},
 		{"--down", "-1s"},
 		{"--nodes", "10"},
 	} {
@@ -33,5 +34,13 @@ func TestParseDrillFlags(t *testing.T) {
 	}
 	if _, _, err := parseDrillFlags([]string{"--schedule", "clickhouse@5s", "--private-clickhouse"}); err != nil {
 		t.Errorf("clickhouse fault on a private server: %v", err)
+	}
+	// Real actors: their own default schedule, with the actor's faults.
+	d, _, err = parseDrillFlags([]string{"--synthetic=false", "--executors=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.real || d.executors != 2 || len(d.schedule) != 5 || d.schedule[3].name != "actor" || d.schedule[4].name != "chromium" {
+		t.Errorf("real-actor flags %+v", d)
 	}
 }
