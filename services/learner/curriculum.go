@@ -87,6 +87,17 @@ type CurriculumConfig struct {
 	// StuckWeight is a stuck family's draw weight, against 1 for a solved
 	// one (default 0.25).
 	StuckWeight float64
+	// MinPractice is the number of training episodes a family gets before
+	// it can count as stuck; until then a family past Patience failures is
+	// drawn with weight 1, as a solved one (default 0 for the built-in
+	// suite; 150 for a suite with MiniWoB++). Patience alone starved
+	// tasks that need several skills at once: in the third MiniWoB++ hour,
+	// login-user failed its first 40 episodes and was drawn 14 times in
+	// the 50 minutes after (54 in the hour, against 258 in the hour before,
+	// whose early lucky successes kept it unstuck: 82% on test seeds), and
+	// enter-password, stuck after 1 success in 47, was drawn 37 times in
+	// the 40 minutes after (change log).
+	MinPractice int
 	// Seed seeds the scheduler's choices (default 1).
 	Seed uint64
 }
@@ -111,6 +122,9 @@ func (c *CurriculumConfig) defaults() {
 		c.Patience = 40
 	}
 	c.StuckWeight = cmp.Or(c.StuckWeight, 0.25)
+	if c.MinPractice == 0 && c.Suite.HasMiniWoB() {
+		c.MinPractice = 150
+	}
 }
 
 // curriculum publishes tasks from easy to hard by recent success: it keeps
@@ -128,6 +142,7 @@ type curriculum struct {
 	recent      map[webenv.Tier][]bool
 	byFamily    map[string][]bool // recent training success per family (Focus)
 	failStreak  map[string]int    // consecutive failed training episodes per family (Patience)
+	practiced   map[string]int    // training episodes per family (MinPractice)
 	unlocked    webenv.Tier
 	seed        int64
 	demosIssued int
@@ -150,15 +165,15 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 	if c.Revisit < 0 || c.Revisit >= 1 {
 		return nil, fmt.Errorf("invalid curriculum revisit share %v: want [0, 1)", c.Revisit)
 	}
-	if c.StuckWeight < 0 || c.Patience < 0 {
-		return nil, errors.New("invalid curriculum: patience and stuck weight must not be negative")
+	if c.StuckWeight < 0 || c.Patience < 0 || c.MinPractice < 0 {
+		return nil, errors.New("invalid curriculum: patience, stuck weight and minimum practice must not be negative")
 	}
 	if c.InFlight < 1 || c.Window < 1 || c.GroupSize < 1 || c.Demos < 0 {
 		return nil, errors.New("invalid curriculum: in-flight, window and group size must be positive, demos not negative")
 	}
 	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
 		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
-		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, failStreak: map[string]int{}, unlocked: webenv.Easy, seed: 1000}
+		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, failStreak: map[string]int{}, practiced: map[string]int{}, unlocked: webenv.Easy, seed: 1000}
 	for _, f := range webenv.Schedulable(c.Suite) {
 		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
 			continue
@@ -254,6 +269,7 @@ func (cu *curriculum) finished(ep *eventspb.Episode) {
 	}
 	tier := webenv.Tier(ep.GetTier())
 	cu.byFamily[ep.GetFamily()] = window(cu.byFamily[ep.GetFamily()], ep.GetSuccess(), familyWindow)
+	cu.practiced[ep.GetFamily()]++
 	if ep.GetSuccess() {
 		cu.failStreak[ep.GetFamily()] = 0
 	} else {

@@ -23,7 +23,8 @@ func window(w []bool, ok bool, n int) []bool {
 // drawFamily draws a training family of a tier: uniformly when Focus is 0,
 // else each weighted by 1 + Focus × (1 − its recent training success), a
 // family never trained yet counting as unsolved, and one stuck (its last
-// Patience training episodes failed) by StuckWeight. The caller holds cu.mu.
+// Patience training episodes failed) by StuckWeight once it had MinPractice
+// training episodes, by 1 before. The caller holds cu.mu.
 func (cu *curriculum) drawFamily(tier webenv.Tier) webenv.FamilyInfo {
 	fams := cu.fams[tier]
 	if cu.c.Focus == 0 {
@@ -34,7 +35,10 @@ func (cu *curriculum) drawFamily(tier webenv.Tier) webenv.FamilyInfo {
 	for i, f := range fams {
 		weights[i] = 1 + cu.c.Focus*(1-rate(cu.byFamily[f.Name]))
 		if cu.c.Patience > 0 && cu.failStreak[f.Name] >= cu.c.Patience {
-			weights[i] = cu.c.StuckWeight
+			weights[i] = 1 // not stuck before it had its practice
+			if cu.practiced[f.Name] >= cu.c.MinPractice {
+				weights[i] = cu.c.StuckWeight
+			}
 		}
 		total += weights[i]
 	}

@@ -140,8 +140,9 @@ func TestCurriculumPatience(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cu.c.Patience != 40 || cu.c.Focus != 3 || cu.c.StuckWeight != 0.25 {
-		t.Fatalf("MiniWoB++ defaults: patience %d, focus %v, stuck weight %v; want 40, 3, 0.25", cu.c.Patience, cu.c.Focus, cu.c.StuckWeight)
+	if cu.c.Patience != 40 || cu.c.Focus != 3 || cu.c.StuckWeight != 0.25 || cu.c.MinPractice != 150 {
+		t.Fatalf("MiniWoB++ defaults: patience %d, focus %v, stuck weight %v, min practice %d; want 40, 3, 0.25, 150",
+			cu.c.Patience, cu.c.Focus, cu.c.StuckWeight, cu.c.MinPractice)
 	}
 	ep := func(fam string, ok bool) {
 		cu.finished(&eventspb.Episode{Family: fam, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: ok})
@@ -167,8 +168,14 @@ func TestCurriculumPatience(t *testing.T) {
 		t.Errorf("39 failures (not yet stuck): drawn %.2f times as often as the solved family; want about 4", r)
 	}
 	ep(stuck, false)
+	if r := ratio(); r < 0.8 || r > 1.25 {
+		t.Errorf("40 failures in its first 40 episodes (not yet practised): drawn %.2f times as often as the solved family; want about 1", r)
+	}
+	for range 150 - 40 {
+		ep(stuck, false)
+	}
 	if r := ratio(); r < 0.18 || r > 0.33 {
-		t.Errorf("40 failures (stuck): drawn %.2f times as often as the solved family; want about 0.25", r)
+		t.Errorf("150 failures (stuck): drawn %.2f times as often as the solved family; want about 0.25", r)
 	}
 	ep(stuck, true)
 	if r := ratio(); r < 3 || r > 5 {
