@@ -14,16 +14,7 @@ import (
 // notices an acknowledged record missing from the log (lost) and a record
 // nobody acknowledged (duplicated).
 func TestVerifyInputsAndStop(t *testing.T) {
-	newClient, ctx := fakeCluster(t)
-	cat := topics.New(topics.WithPrefix("in."), topics.WithPartitions(3))
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, ctx, cat, cl := fakeTopics(t, "in.", 3)
 	load := DefaultConfig(1 << 30) // stopped long before
 	load.Steps = 3
 	stop := make(chan struct{})

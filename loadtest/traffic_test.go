@@ -15,16 +15,7 @@ import (
 // what the generator recorded as it sent (the same transitions, episodes
 // and dead letters), and that a perfect join verifies against it.
 func TestExpectTrafficMatchesTheGenerator(t *testing.T) {
-	newClient, ctx := fakeCluster(t)
-	cat := topics.New(topics.WithPrefix("x."), topics.WithPartitions(3))
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, ctx, cat, cl := fakeTopics(t, "x.", 3)
 	load := DefaultConfig(3000)
 	load.Steps = 3
 	gen, err := Generate(ctx, cl, cat, load)
@@ -80,16 +71,7 @@ func TestExpectTrafficMatchesTheGenerator(t *testing.T) {
 // actor died after step 0 (no done reward, an action without its reward),
 // and a step lost inside a finished episode.
 func TestExpectTrafficEndings(t *testing.T) {
-	newClient, ctx := fakeCluster(t)
-	cat := topics.New(topics.WithPrefix("e."), topics.WithPartitions(1))
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, ctx, cat, cl := fakeTopics(t, "e.", 1)
 	task := &eventspb.TaskRef{TaskId: "miniwob/click-test", Family: "miniwob/click-test"}
 	var recs []*kgo.Record
 	id := 0

@@ -26,6 +26,23 @@ func fakeCluster(t *testing.T) (joiner.ClientFunc, context.Context) {
 	return kafkatest.StartFake(t).NewClient, ctx
 }
 
+// fakeTopics is fakeCluster with a catalog of prefix and partitions applied
+// to it, and a client of the cluster (closed with the test).
+func fakeTopics(t *testing.T, prefix string, partitions int32) (joiner.ClientFunc, context.Context, *topics.Catalog, *kgo.Client) {
+	t.Helper()
+	newClient, ctx := fakeCluster(t)
+	cat := topics.New(topics.WithPrefix(prefix), topics.WithPartitions(partitions))
+	cl, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := topics.Apply(ctx, cl, cat); err != nil {
+		t.Fatal(err)
+	}
+	return newClient, ctx, cat, cl
+}
+
 // joinOffline joins the generated input with joiner machines (no service)
 // and writes what they produce, as a perfect joiner would.
 func joinOffline(t *testing.T, ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, partitions int32) {
@@ -95,16 +112,7 @@ func mustMarshal(t *testing.T, ev eventspb.Event) []byte {
 // verifier notices a duplicate, a loss, a misjoin and a malformed record
 // missing from the dlq.
 func TestGenerateAndVerify(t *testing.T) {
-	newClient, ctx := fakeCluster(t)
-	cat := topics.New(topics.WithPrefix("v."), topics.WithPartitions(3))
-	cl, err := newClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := topics.Apply(ctx, cl, cat); err != nil {
-		t.Fatal(err)
-	}
+	newClient, ctx, cat, cl := fakeTopics(t, "v.", 3)
 
 	load := DefaultConfig(5000)
 	load.Steps = 3

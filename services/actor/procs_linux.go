@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 )
 
 // ownProcessGroup puts Chromium in a process group of its own, so that Close
@@ -79,23 +80,11 @@ func processesOf(pgid int, dir string) []int {
 // processGroup returns the process group of pid, 0 if unknown (a zombie
 // still has one; the kernel reaps it with its parent).
 func processGroup(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	f := procstat.Stat(pid)
+	if f == nil || f[procstat.State] == "Z" {
 		return 0
 	}
-	// The command name (field 2) may hold spaces: pgrp is the third field
-	// after its closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0
-	}
-	g, _ := strconv.Atoi(f[2])
-	return g
+	return procstat.Int(f, procstat.PGRP)
 }
 
 // killRest kills a browser's processes (processesOf) until none is left (a
@@ -124,24 +113,12 @@ const clockTick = 100
 func cpuTimeOf(pids []int) time.Duration {
 	var ticks uint64
 	for _, pid := range pids {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+		f := procstat.Stat(pid)
+		if f == nil {
 			continue
 		}
-		// The command name (field 2) may hold spaces; fields after its
-		// closing parenthesis are space-separated: utime and stime are
-		// fields 14 and 15, so 12th and 13th after ")".
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 13 {
-			continue
-		}
-		u, err1 := strconv.ParseUint(f[11], 10, 64)
-		st, err2 := strconv.ParseUint(f[12], 10, 64)
+		u, err1 := strconv.ParseUint(f[procstat.UTime], 10, 64)
+		st, err2 := strconv.ParseUint(f[procstat.STime], 10, 64)
 		if err1 == nil && err2 == nil {
 			ticks += u + st
 		}

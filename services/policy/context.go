@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
 // hintNamed says how the instruction names an element by what it is rather
@@ -88,13 +87,13 @@ var genericHints = map[string]bool{
 	"g": true, "label": true, "input": true, "text": true, "button": true, "ui": true, "widget": true,
 }
 
-// hintKinds counts, over the kept elements, the non-generic hint words:
-// the kinds of thing the page shows (circle, polygon, triangle, ...).
-func hintKinds(els []*eventspb.Element) map[string]int {
+// hintKinds counts, over the kept elements' hint words, the non-generic
+// ones: the kinds of thing the page shows (circle, polygon, triangle, ...).
+func hintKinds(hints [][]string) map[string]int {
 	out := map[string]int{}
-	for _, el := range els {
+	for _, hw := range hints {
 		seen := map[string]bool{}
-		for _, w := range instruction.LowerWords(el.GetHint()) {
+		for _, w := range hw {
 			if !genericHints[w] && !seen[w] {
 				seen[w] = true
 				out[w]++

@@ -244,7 +244,11 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	els := pickElements(obs.GetElements(), fw, fh, E)
 	ordinal := instruction.Ordinal(iw)
 	ranks := roleRanks(obs.GetElements())
-	kinds := hintKinds(els)
+	hints := make([][]string, len(els))
+	for e, el := range els {
+		hints[e] = instruction.LowerWords(el.GetHint())
+	}
+	kinds := hintKinds(hints)
 	elemWords := make([][]string, len(els))
 	elemValues := make([][]string, len(els))
 	for e, el := range els {
@@ -306,7 +310,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 		row[efOrder] = float32(e) / float32(E)
 		row[efLastTarget] = bool01(el.GetBid() != "" && el.GetBid() == obs.GetPreviousBid())
-		hw := instruction.LowerWords(el.GetHint())
+		hw := hints[e]
 		row[efHintNamed] = hintNamed(hw, quoteWords, instrSet)
 		row[efContextMatch] = contextMatch(iw, ew, hw, instruction.LowerWords(el.GetContext()))
 		row[efOrdinal] = bool01(ordinal > 0 && ranks[el] == ordinal)

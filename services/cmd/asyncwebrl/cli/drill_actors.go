@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 )
 
 // startActors starts the real actors' processes: a webenv serving the
@@ -104,24 +104,12 @@ func browsersOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
+		f := procstat.Stat(child)
+		if f == nil {
 			continue
 		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and
-		// parentheses, so the fields start after the last ')'.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgrp, _ := strconv.Atoi(f[2])
-		if ppid == pid && pgrp == child && f[0] != "Z" {
+		ppid, pgrp := procstat.Int(f, procstat.PPID), procstat.Int(f, procstat.PGRP)
+		if ppid == pid && pgrp == child && f[procstat.State] != "Z" {
 			out = append(out, child)
 		}
 	}

@@ -37,13 +37,7 @@ func TestIntegrationDrill(t *testing.T) {
 	if res == nil {
 		t.Fatal("the drill returned no result")
 	}
-	topicsSeen := map[string]bool{}
-	for _, v := range append(append(res.inputs, res.outputs...), res.tables...) {
-		topicsSeen[v.Name] = true
-		if v.Lost != 0 || v.Duplicated != 0 || v.Found != v.Expected {
-			t.Errorf("%s: %d expected, %d found, %d lost, %d duplicated", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
-		}
-	}
+	topicsSeen := checkVerdicts(t, res)
 	for _, name := range []string{"obs", "actions", "rewards", "transitions", "episodes", "dlq"} {
 		if !topicsSeen[name] {
 			t.Errorf("no verdict for topic %s", name)
@@ -110,11 +104,7 @@ func TestIntegrationDrillActors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("drill: %v\n%s", err, errOut.String())
 	}
-	for _, v := range append(append(res.inputs, res.outputs...), res.tables...) {
-		if v.Lost != 0 || v.Duplicated != 0 || v.Found != v.Expected {
-			t.Errorf("%s: %d expected, %d found, %d lost, %d duplicated", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
-		}
-	}
+	checkVerdicts(t, res)
 	if res.traffic == nil || res.traffic.Finished == 0 {
 		t.Fatalf("traffic %v: no episode finished", res.traffic)
 	}
@@ -132,4 +122,18 @@ func TestIntegrationDrillActors(t *testing.T) {
 	if !res.report.OK() || !res.audit.OK() || len(res.unclean) > 0 {
 		t.Errorf("verifier: %s\naudit:\n%s\nunclean: %v", res.report, res.audit, res.unclean)
 	}
+}
+
+// checkVerdicts fails t for every topic or table verdict of res with a
+// loss, a duplicate or a count off, and returns the names it judged.
+func checkVerdicts(t *testing.T, res *drillResult) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, v := range append(append(res.inputs, res.outputs...), res.tables...) {
+		seen[v.Name] = true
+		if v.Lost != 0 || v.Duplicated != 0 || v.Found != v.Expected {
+			t.Errorf("%s: %d expected, %d found, %d lost, %d duplicated", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
+		}
+	}
+	return seen
 }

@@ -206,10 +206,16 @@
   // user the instruction asks about (social-media), as a row names the
   // item its buttons act on. The climb stops below the block that holds the
   // instruction (#query): the instruction is not any element's context.
-  function contextOf(el, own, query) {
+  function contextOf(el, own, query, texts) {
     var p = el.parentElement;
     for (var i = 0; i < 6 && p && p !== document.body && !(query && p.contains(query)); i++, p = p.parentElement) {
-      var t = clean(p.innerText);
+      // Siblings share their ancestors: each ancestor's text is read once
+      // per listing (texts).
+      var t = texts.get(p);
+      if (t === undefined) {
+        t = clean(p.innerText);
+        texts.set(p, t);
+      }
       if (t && t !== own) return t.slice(0, 100);
     }
     return '';
@@ -251,7 +257,7 @@
     if (!document.body) return out;
     var all = document.body.getElementsByTagName('*');
     var vw = window.innerWidth, vh = window.innerHeight;
-    var query = document.getElementById('query');
+    var query = document.getElementById('query'), texts = new Map();
     for (var i = 0; i < all.length; i++) {
       var el = all[i];
       if (!candidate(el)) continue;
@@ -267,7 +273,7 @@
         focused: document.activeElement === el,
         disabled: !!el.disabled
       };
-      e.context = contextOf(el, e.text, query);
+      e.context = contextOf(el, e.text, query, texts);
       if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
       if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
       if (el.tagName === 'SELECT') {
