@@ -211,7 +211,7 @@ func ExpectTraffic(ctx context.Context, newClient joiner.ClientFunc, cat *topics
 	}
 	exp.Events = tr.Events[topics.Obs] + tr.Events[topics.Actions] + tr.Events[topics.Rewards]
 	exp.Records = tr.Records[topics.Obs] + tr.Records[topics.Actions] + tr.Records[topics.Rewards]
-	exp.Duplicates = exp.Records - exp.Events - len(exp.Malformed)
+	exp.Duplicates = exp.Records - exp.Events - tr.Undecodable[topics.Obs] - tr.Undecodable[topics.Actions] - tr.Undecodable[topics.Rewards]
 	slices.Sort(tr.Gaps)
 	return exp, tr, nil
 }
