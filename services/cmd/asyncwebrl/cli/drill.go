@@ -614,7 +614,10 @@ func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
 			}
 			line := fmt.Sprintf("sent %d records", d.sent.Load())
 			if d.flags.real {
-				line = fmt.Sprintf("actors wrote %d records", inputRecords(ctx, adm, d.inputs()))
+				line = "actors wrote: no answer"
+				if n, ok := inputRecords(ctx, adm, d.inputs()); ok {
+					line = fmt.Sprintf("actors wrote %d records", n)
+				}
 			}
 			for _, g := range []string{d.joinerGroup(), d.recorderGroup()} {
 				if lag, err := loadtest.Offsets(ctx, adm, g, d.inputs()); err == nil {

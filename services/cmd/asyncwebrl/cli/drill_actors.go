@@ -58,7 +58,11 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Cli
 		return res, err
 	}
 	res.unclean = append(res.unclean, d.stopMembers("actor")...)
-	d.say("actors stopped: %d input records in %s", inputRecords(ctx, adm, d.inputs()), time.Since(d.loadStart).Round(time.Second))
+	if n, ok := inputRecords(ctx, adm, d.inputs()); ok {
+		d.say("actors stopped: %d input records in %s", n, time.Since(d.loadStart).Round(time.Second))
+	} else {
+		d.say("actors stopped after %s (the cluster did not say how many records they wrote)", time.Since(d.loadStart).Round(time.Second))
+	}
 
 	settle, cancel := context.WithTimeout(ctx, d.flags.recoveryTimeout+5*time.Minute)
 	defer cancel()
@@ -78,15 +82,16 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Cli
 }
 
 // inputRecords is the sum of the end offsets of names (records written,
-// transaction markers included: a progress figure).
-func inputRecords(ctx context.Context, adm *kadm.Client, names []string) int64 {
+// transaction markers included: a progress figure). ok is false when some
+// partition had no answer (its leader is down during a broker fault): a
+// partial sum would read as records lost.
+func inputRecords(ctx context.Context, adm *kadm.Client, names []string) (n int64, ok bool) {
 	ends, err := adm.ListEndOffsets(ctx, names...)
-	if err != nil {
-		return -1
+	if err != nil || ends.Error() != nil {
+		return 0, false
 	}
-	var n int64
 	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
+	return n, true
 }
 
 // browsersOf returns the pids of the Chromium browser processes that
