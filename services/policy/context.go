@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
 // hintNamed says how the instruction names an element by what it is rather
@@ -22,7 +23,7 @@ func hintNamed(hint []string, quotes [][]string, instr map[string]bool) float32 
 				}
 			}
 		}
-		if instr[h] && !stopwords[h] {
+		if instr[h] && !instruction.IsStopword(h) {
 			v = 0.5
 		}
 	}
@@ -51,7 +52,7 @@ func contextMatch(instr, own, hint, context []string) float32 {
 	seen := map[string]bool{}
 	var n, hit int
 	for _, w := range instr {
-		if stopwords[w] || skip[w] || seen[w] {
+		if instruction.IsStopword(w) || skip[w] || seen[w] {
 			continue
 		}
 		seen[w] = true

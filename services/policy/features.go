@@ -356,13 +356,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 				row[cfEqualsElemValue] = 1
 			}
 		}
-		row[cfStopword] = bool01(len(cw) == 1 && stopwords[cw[0]])
+		row[cfStopword] = bool01(len(cw) == 1 && instruction.IsStopword(cw[0]))
 		row[cfHasDigit] = bool01(strings.ContainsAny(c, "0123456789"))
 		toks := cw
 		if isQuote {
 			// A value carries the word that introduces it (`the password
 			// "UWH"`), which is what matches it to its field's label.
-			if w := instruction.Introducer(instr, c); w != "" && !stopwords[w] && len(cw) < Lc {
+			if w := instruction.Introducer(instr, c); w != "" && !instruction.IsStopword(w) && len(cw) < Lc {
 				toks = append(slices.Clone(cw), w)
 			}
 		}

@@ -35,13 +35,5 @@ func equalWords(a, b []string) bool {
 	return true
 }
 
-// stopwords are frequent instruction words that are never the text to type.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "the": true, "and": true, "or": true, "to": true, "on": true, "in": true,
-	"into": true, "of": true, "for": true, "with": true, "then": true, "click": true, "select": true,
-	"type": true, "enter": true, "press": true, "button": true, "link": true, "field": true, "box": true,
-	"text": true, "submit": true, "is": true, "it": true, "from": true, "as": true, "that": true,
-}
-
 // typeVerbs precede the text to type ("type X", "enter X").
 var typeVerbs = map[string]bool{"type": true, "enter": true, "write": true, "fill": true, "input": true, "search": true, "answer": true}

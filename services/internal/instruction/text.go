@@ -129,3 +129,16 @@ func Ordinal(ws []string) int {
 	}
 	return 0
 }
+
+// stopwords are frequent instruction words that are never the text to type
+// and name nothing on the page by themselves.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "to": true, "on": true, "in": true,
+	"into": true, "of": true, "for": true, "with": true, "then": true, "click": true, "select": true,
+	"type": true, "enter": true, "press": true, "button": true, "link": true, "field": true, "box": true,
+	"text": true, "submit": true, "is": true, "it": true, "from": true, "as": true, "that": true,
+}
+
+// IsStopword reports whether the lowercased word w is a stopword: the
+// policy's features and the shaping potential skip the same words.
+func IsStopword(w string) bool { return stopwords[w] }

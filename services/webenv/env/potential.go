@@ -24,7 +24,10 @@ import (
 //     the named ones, clipped to [0, 1] (click-checkboxes, click-option,
 //     choose-list).
 //
-// A page with neither part has potential 0 throughout.
+// A page with neither part that names what to click in quotes has the
+// finding part instead (findingPotential): the named thing in view, in the
+// context the instruction names. A page with none of the three has
+// potential 0 throughout.
 //
 // It is the potential Φ of potential-based shaping (Ng, Harada and Russell,
 // ICML 1999): the Progress term pays the change of Φ, and the episode's end
@@ -44,6 +47,14 @@ func instructionPotential(obs *Observation) float64 {
 	}
 	if p, ok := choicePotential(obs); ok {
 		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		// Only where nothing is typed or chosen: beside those parts the
+		// finding part would be constant on most pages (the named thing
+		// in view from the start) and halve what they pay.
+		if p, ok := findingPotential(obs); ok {
+			parts = append(parts, p)
+		}
 	}
 	if len(parts) == 0 {
 		return 0
@@ -140,4 +151,55 @@ func choicePotential(obs *Observation) (float64, bool) {
 		return 0, false
 	}
 	return min(1, max(0, float64(good-bad)/float64(nNamed))), true
+}
+
+// findingPotential is the finding part, for a page that asks to find and
+// click something it names in quotes: 0.5 when an element whose text holds
+// a quoted phrase is listed, 1 when the text around it (Element.Context)
+// also holds one of the instruction's other content words, or when the
+// instruction has none. `For the user @lorem, click on the "Share via DM"
+// button` (social-media) is 0 until a tweet's menu is open, 0.5 with
+// another tweet's menu open and 1 with @lorem's. What it pays for is the
+// step that brings the named thing into view (a menu, a tab, a folder:
+// social-media, click-tab-2, click-collapsible-2, navigate-tree); without
+// it the only reward is the final click's, after a search that random
+// clicks rarely finish (social-media's six menu actions: 0 of 50 in a
+// trained policy's evaluation). A page that shows the named thing from the
+// start has a constant potential, and shaping pays it nothing. false
+// without a quoted phrase.
+func findingPotential(obs *Observation) (float64, bool) {
+	phrases := instruction.QuotedPhrases(obs.Instruction)
+	if len(phrases) == 0 {
+		return 0, false
+	}
+	rest := obs.Instruction
+	quoted := make([][]string, len(phrases))
+	for i, p := range phrases {
+		rest = strings.Replace(rest, p, " ", 1)
+		quoted[i] = instruction.LowerWords(p)
+	}
+	var qualifiers []string
+	for _, w := range instruction.LowerWords(rest) {
+		if !instruction.IsStopword(w) && !slices.Contains(qualifiers, w) {
+			qualifiers = append(qualifiers, w)
+		}
+	}
+	best := 0.0
+	for _, el := range obs.Elements {
+		text := instruction.LowerWords(el.Text)
+		if !slices.ContainsFunc(quoted, func(q []string) bool { return instruction.ContainsRun(text, q) }) {
+			continue
+		}
+		v := 0.5
+		if len(qualifiers) == 0 {
+			v = 1
+		} else {
+			ctx := instruction.LowerWords(el.Context)
+			if slices.ContainsFunc(qualifiers, func(w string) bool { return slices.Contains(ctx, w) }) {
+				v = 1
+			}
+		}
+		best = max(best, v)
+	}
+	return best, true
 }

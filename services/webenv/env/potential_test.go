@@ -19,6 +19,11 @@ func TestInstructionPotential(t *testing.T) {
 	list := Element{Role: "combobox", Options: []string{"Kenya", "Heard Island and McDonald Islands", "Peru"}}
 	selected := func(v string) Element { l := list; l.Value = v; return l }
 	listInstr := `Select Heard Island and McDonald Islands from the list and click Submit.`
+	social := `For the user @lorem, click on the "Share via DM" button.`
+	more := func(user string) Element { return Element{Role: "clickable", Hint: "span more", Context: "Ida @" + user + " 3h ago"} }
+	item := func(text, user string) Element {
+		return Element{Role: "clickable", Text: text, Context: "Share via DM Copy link to Tweet Mute @" + user}
+	}
 	for _, tc := range []struct {
 		name  string
 		instr string
@@ -39,7 +44,14 @@ func TestInstructionPotential(t *testing.T) {
 		{"enter-password: both fields", `Enter the password "x7" into both text fields and press submit.`,
 			[]Element{field("x7"), field("x7")}, 1},
 		{"no quoted phrase nor named control", `Click on the button.`, []Element{field("anything"), button}, 0},
-		{"a quoted phrase but no text field", `Click on the "OK" button.`, []Element{{Role: "button", Text: "OK", Value: "OK"}}, 0},
+		{"a quoted phrase but no text field: finding", `Click on the "OK" button.`, []Element{{Role: "button", Text: "OK"}}, 1},
+		{"finding: the named thing not in view", social, []Element{more("lorem"), more("ipsum")}, 0},
+		{"finding: another tweet's menu open", social, []Element{more("lorem"), more("ipsum"), item("Share via DM", "ipsum")}, 0.5},
+		{"finding: the asked user's menu open", social, []Element{more("lorem"), more("ipsum"), item("Share via DM", "lorem")}, 1},
+		{"finding: a text holding the phrase counts", `For the user @lorem, click on the "Mute" button.`,
+			[]Element{more("lorem"), item("Mute @lorem", "lorem")}, 1},
+		{"finding: not beside a text field", `Find the email by Ida and reply with the text "hi".`,
+			[]Element{field(""), {Role: "link", Text: "hi", Context: "Ida"}}, 0},
 		{"values are trimmed", `Enter "Ronda" into the text field.`, []Element{field(" Ronda ")}, 1},
 		{"checkboxes: none ticked", boxes, []Element{box("nYKs", false), box("0EEvO", false), box("qq", false), button}, 0},
 		{"checkboxes: one named ticked", boxes, []Element{box("nYKs", true), box("0EEvO", false), box("qq", false), button}, 0.5},
