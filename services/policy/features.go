@@ -100,13 +100,14 @@ const (
 	cfHasDigit
 	cfFromPage
 	cfInInstr
+	cfIsOption
 	numCandFeatures
 )
 
 // The candidate feature columns (Fc = len).
 var candidateFeatureNames = []string{
 	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
-	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr",
+	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr", "is_option",
 }
 
 const (
@@ -354,6 +355,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			}
 			if equalWords(elemValues[e], cw) {
 				row[cfEqualsElemValue] = 1
+			}
+			// A select's option: what SELECT_OPTION takes. The candidates
+			// are deduplicated, so an option that is also an instruction
+			// word ("Select Kasey from the list") is listed as that word,
+			// not from the page, and only this says it can be selected.
+			if slices.ContainsFunc(els[e].GetOptions(), func(o string) bool { return equalWords(instruction.LowerWords(o), cw) }) {
+				row[cfIsOption] = 1
 			}
 		}
 		row[cfStopword] = bool01(len(cw) == 1 && instruction.IsStopword(cw[0]))

@@ -521,3 +521,36 @@ func TestFeaturizeNamesOtherElementsKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestFeaturizeMarksSelectOptions checks is_option on MiniWoB++'s
+// choose-list: a name the instruction gives is listed once, as an
+// instruction word (the candidates are deduplicated), and is_option is
+// what tells it from the instruction's other words; a multi-word option
+// is marked too, and the button's text is not.
+func TestFeaturizeMarksSelectOptions(t *testing.T) {
+	obs := &eventspb.Observation{Instruction: "Select Kasey from the list and click Submit.", Width: 160, Height: 200,
+		Elements: []*eventspb.Element{
+			{Bid: "s", Role: "combobox", Text: "Ronda", Value: "Ronda", Box: box(10, 60, 100, 20),
+				Options: []string{"Ronda", "Kasey", "Heard Island and McDonald Islands"}},
+			{Bid: "b", Role: "button", Text: "Submit", Box: box(10, 100, 60, 20)},
+		}}
+	a := DefaultArchitecture()
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float32{"Kasey": 1, "list": 0, "Submit": 0, "Ronda": 1, "Heard Island and McDonald Islands": 1}
+	for c, w := range want {
+		k := slices.Index(f.Candidates, c)
+		if k < 0 {
+			t.Errorf("no candidate %q in %q", c, f.Candidates)
+			continue
+		}
+		if got := candFeat(t, f, k, "is_option"); got != w {
+			t.Errorf("candidate %q is_option = %v, want %v", c, got, w)
+		}
+	}
+	if k := slices.Index(f.Candidates, "Kasey"); k >= 0 && candFeat(t, f, k, "from_page") != 0 {
+		t.Errorf("candidate Kasey from_page = 1: it is listed as the instruction's word")
+	}
+}
