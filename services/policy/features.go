@@ -252,11 +252,15 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	kinds := hintKinds(hints)
 	elemWords := make([][]string, len(els))
 	elemValues := make([][]string, len(els))
+	optionWords := make([][][]string, len(els)) // a select's options, for is_option
 	for e, el := range els {
 		st := stateOf(el)
 		ew := instruction.LowerWords(el.GetText())
 		elemWords[e] = ew
 		elemValues[e] = instruction.LowerWords(st.value)
+		for _, o := range el.GetOptions() {
+			optionWords[e] = append(optionWords[e], instruction.LowerWords(o))
+		}
 		b := el.GetBox()
 		bx, by, bw, bh := float64(b.GetX()), float64(b.GetY()), float64(b.GetW()), float64(b.GetH())
 		row := f.ElemFeats[e*F : (e+1)*F]
@@ -360,7 +364,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			// are deduplicated, so an option that is also an instruction
 			// word ("Select Kasey from the list") is listed as that word,
 			// not from the page, and only this says it can be selected.
-			if slices.ContainsFunc(els[e].GetOptions(), func(o string) bool { return equalWords(instruction.LowerWords(o), cw) }) {
+			if slices.ContainsFunc(optionWords[e], func(o []string) bool { return equalWords(o, cw) }) {
 				row[cfIsOption] = 1
 			}
 		}

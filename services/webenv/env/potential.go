@@ -163,8 +163,9 @@ func choicePotential(obs *Observation) (float64, bool) {
 // step that brings the named thing into view (a menu, a tab, a folder:
 // social-media, click-tab-2, click-collapsible-2, navigate-tree); without
 // it the only reward is the final click's, after a search that random
-// clicks rarely finish (social-media's six menu actions: 0 of 50 in a
-// trained policy's evaluation). A page that shows the named thing from the
+// clicks rarely finish (social-media, six of whose nine actions are in a
+// menu: 0% on test seeds after 152 training episodes, 88% only after 226).
+// A page that shows the named thing from the
 // start has a constant potential, and shaping pays it nothing. false
 // without a quoted phrase.
 func findingPotential(obs *Observation) (float64, bool) {

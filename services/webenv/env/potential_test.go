@@ -20,7 +20,9 @@ func TestInstructionPotential(t *testing.T) {
 	selected := func(v string) Element { l := list; l.Value = v; return l }
 	listInstr := `Select Heard Island and McDonald Islands from the list and click Submit.`
 	social := `For the user @lorem, click on the "Share via DM" button.`
-	more := func(user string) Element { return Element{Role: "clickable", Hint: "span more", Context: "Ida @" + user + " 3h ago"} }
+	more := func(user string) Element {
+		return Element{Role: "clickable", Hint: "span more", Context: "Ida @" + user + " 3h ago"}
+	}
 	item := func(text, user string) Element {
 		return Element{Role: "clickable", Text: text, Context: "Share via DM Copy link to Tweet Mute @" + user}
 	}
