@@ -156,8 +156,9 @@ func (m *policyModel) forward(in modelInputs) (*modelOutputs, error) {
 	rows := s.cat(1, rowsE, rowG)
 	bil := s.matmul(rows, s.transpose(c2, 1, 2))
 	un := s.reshape(linear(c2, "u"), -1, 1, K)
+	pair := s.reshape(s.matmul(in[policy.InPairFeats], p["pair_w"]), -1, E+1, K)
 	candMask := s.reshape(s.additiveMask(in[policy.InCandMask]), -1, 1, K)
-	candLogits := s.add(s.add(bil, un), candMask)
+	candLogits := s.add(s.add(s.add(bil, un), pair), candMask)
 
 	value := linear(glob, "v")
 	out := &modelOutputs{typeLogits: typeLogits, elemLogits: elemLogits, candLogits: candLogits, value: value}

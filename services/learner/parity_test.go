@@ -216,6 +216,7 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		CandTokWeights: make([]float32, K*Lc),
 		CandMask:       make([]float32, K),
 		TypeMask:       make([]float32, A),
+		PairFeats:      make([]float32, (E+1)*K*len(a.PairFeatures)),
 		FrameWidth:     160,
 		FrameHeight:    210,
 	}
@@ -236,6 +237,12 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		f.ElemWeights[e] = 1 / float32(nE)
 		f.BIDs = append(f.BIDs, fmt.Sprintf("b%d", e))
 		f.Centers = append(f.Centers, [2]float32{float32(e), float32(e)})
+	}
+	P := len(a.PairFeatures)
+	for e := range nE {
+		for i := range nK * P {
+			f.PairFeats[e*K*P+i] = float32(rng.IntN(2))
+		}
 	}
 	for k := range nK {
 		tokens(f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])

@@ -15,7 +15,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 7
+const FeaturesVersion = 8
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -55,6 +55,7 @@ type Architecture struct {
 	// means, and the graph's inputs and outputs.
 	ElementFeatures   []string     `json:"element_features"`
 	CandidateFeatures []string     `json:"candidate_features"`
+	PairFeatures      []string     `json:"pair_features"`
 	Inputs            []TensorSpec `json:"inputs"`
 	Outputs           []TensorSpec `json:"outputs"`
 }
@@ -101,6 +102,7 @@ func DefaultArchitecture() Architecture {
 func (a *Architecture) Normalize() {
 	a.ElementFeatures = slices.Clone(elementFeatureNames)
 	a.CandidateFeatures = slices.Clone(candidateFeatureNames)
+	a.PairFeatures = slices.Clone(pairFeatureNames)
 	a.Inputs = a.InputSpecs()
 	a.Outputs = a.OutputSpecs()
 }
@@ -230,6 +232,7 @@ const (
 	InCandTokWeights = "cand_tok_weights"
 	InCandMask       = "cand_mask"
 	InTypeMask       = "type_mask"
+	InPairFeats      = "pair_feats"
 )
 
 // Graph output names, in the order of OutputSpecs.
@@ -258,6 +261,7 @@ func (a *Architecture) InputSpecs() []TensorSpec {
 		{InCandTokWeights, f, []int64{K, int64(a.CandTokens)}},
 		{InCandMask, f, []int64{K}},
 		{InTypeMask, f, []int64{A}},
+		{InPairFeats, f, []int64{E + 1, K, int64(len(pairFeatureNames))}},
 	}
 }
 

@@ -30,7 +30,7 @@ func TestArchitectureJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal([]byte(s), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Inputs) != 13 || len(doc.Outputs) != 4 || doc.Outputs[2].Name != OutCandLogits {
+	if len(doc.Inputs) != 14 || len(doc.Outputs) != 4 || doc.Outputs[2].Name != OutCandLogits {
 		t.Fatalf("inputs %v outputs %v", doc.Inputs, doc.Outputs)
 	}
 }

@@ -26,6 +26,7 @@ func (f *Features) fields() []any {
 	return []any{
 		f.Frame, f.InstrTokens, f.InstrWeights, f.ElemFeats, f.ElemTokens, f.ElemTokWeights,
 		f.ElemWeights, f.ElemTypeMask, f.CandFeats, f.CandTokens, f.CandTokWeights, f.CandMask, f.TypeMask,
+		f.PairFeats,
 	}
 }
 

@@ -14,7 +14,7 @@
 // element, K=32 text candidates, Lc=4 words per candidate, A action types
 // (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=29 element and Fc=12 candidate features (names in Architecture JSON).
+// F=36 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
 //
 //	inputs                          ops
 //	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
@@ -30,7 +30,8 @@
 //	elem_type_mask [B,A,E]          elem_logits = Transpose(Linear_A(e2)) + mask     [B,A,E]
 //	cand_feats [B,K,Fc], cand_...   c2 = Relu(Linear(...) + glob·W + b)              [B,K,H]
 //	cand_mask [B,K]                 rows = Concat(Linear(e2), Linear(glob)) [B,E+1,H]
-//	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + mask     [B,E+1,K]
+//	pair_feats [B,E+1,K,P]          pair = pair_feats·pair_w [P,1]                  [B,E+1,K]
+//	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + pair + mask [B,E+1,K]
 //	                                value = Linear(glob)                              [B,1]
 //
 // Only Conv, Relu, MatMul, Add, Mul, Gather, ReduceSum, Reshape, Concat,
@@ -56,7 +57,12 @@
 // instruction names unquoted), deduplicated case-insensitively, at most K,
 // with features (quoted, single word, position, length, equals/inside an
 // element's text, equals an element's value, follows a typing verb,
-// stopword, has digit, from the page, a run of the instruction).
+// stopword, has digit, from the page, a run of the instruction, one of a
+// select's options). Per (element, candidate) pair (P=3; row E, the
+// element-free row, is zero): the word that introduces a quoted value is in
+// the element's text or hint (its field: `the password "UWH"` → the field
+// labelled Password), the element's value equals the candidate, the
+// candidate is one of the element's options.
 // Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
 // element types any element; a type is masked when it has no eligible
 // element or (text types) no candidate; NOOP is always allowed.

@@ -28,6 +28,7 @@ type Features struct {
 	CandTokWeights []float32 // [K,Lc]
 	CandMask       []float32 // [K]
 	TypeMask       []float32 // [A]
+	PairFeats      []float32 // [E+1,K,P]: row E (the element-free row) stays zero
 
 	// BIDs[e] is the bid of element e (len = number of valid elements).
 	BIDs []string
@@ -103,6 +104,22 @@ const (
 	cfIsOption
 	numCandFeatures
 )
+
+// Pair feature columns: one (element, candidate) pair each, added to that
+// pair's text logit by a learnt weight per column; pairFeatureNames names
+// them in order.
+const (
+	pfIntroInLabel = iota
+	pfValueEquals
+	pfOptionOf
+	numPairFeatures
+)
+
+// The pair feature columns (P = len). Which field a value goes to is a
+// relation between the two, which the bilinear of hashed words learnt in
+// one hour and lost in the next two (login-user: the username typed into
+// the password field as often as not); these columns state it.
+var pairFeatureNames = []string{"intro_in_label", "value_equals", "option_of"}
 
 // The candidate feature columns (Fc = len).
 var candidateFeatureNames = []string{
@@ -188,6 +205,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		CandTokWeights: make([]float32, K*Lc),
 		CandMask:       make([]float32, K),
 		TypeMask:       make([]float32, A),
+		PairFeats:      make([]float32, (E+1)*K*numPairFeatures),
 	}
 
 	// Frame and the pixel scale of boxes.
@@ -252,12 +270,17 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	kinds := hintKinds(hints)
 	elemWords := make([][]string, len(els))
 	elemValues := make([][]string, len(els))
-	optionWords := make([][][]string, len(els)) // a select's options, for is_option
+	labelWords := make([]map[string]bool, len(els)) // text and hint: what names a field
+	optionWords := make([][][]string, len(els))     // a select's options, for is_option
 	for e, el := range els {
 		st := stateOf(el)
 		ew := instruction.LowerWords(el.GetText())
 		elemWords[e] = ew
 		elemValues[e] = instruction.LowerWords(st.value)
+		labelWords[e] = make(map[string]bool, len(ew)+len(hints[e]))
+		for _, w := range slices.Concat(ew, hints[e]) {
+			labelWords[e][w] = true
+		}
 		for _, o := range el.GetOptions() {
 			optionWords[e] = append(optionWords[e], instruction.LowerWords(o))
 		}
@@ -368,15 +391,26 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 				row[cfIsOption] = 1
 			}
 		}
+		// The pairs: the field whose label (or kind: "input password")
+		// is the word that introduces this value, the field that already
+		// holds it, the select that offers it.
+		var intro string // only a value (quoted, or a literal) has one
+		if w := instruction.Introducer(instr, c); isQuote && !instruction.IsStopword(w) {
+			intro = w
+		}
+		for e := range els {
+			pair := f.PairFeats[(e*K+k)*numPairFeatures : (e*K+k+1)*numPairFeatures]
+			pair[pfIntroInLabel] = bool01(intro != "" && labelWords[e][intro])
+			pair[pfValueEquals] = bool01(len(cw) > 0 && equalWords(elemValues[e], cw))
+			pair[pfOptionOf] = bool01(slices.ContainsFunc(optionWords[e], func(o []string) bool { return equalWords(o, cw) }))
+		}
 		row[cfStopword] = bool01(len(cw) == 1 && instruction.IsStopword(cw[0]))
 		row[cfHasDigit] = bool01(strings.ContainsAny(c, "0123456789"))
 		toks := cw
-		if isQuote {
+		if isQuote && intro != "" && len(cw) < Lc {
 			// A value carries the word that introduces it (`the password
 			// "UWH"`), which is what matches it to its field's label.
-			if w := instruction.Introducer(instr, c); w != "" && !instruction.IsStopword(w) && len(cw) < Lc {
-				toks = append(slices.Clone(cw), w)
-			}
+			toks = append(slices.Clone(cw), intro)
 		}
 		fillTokens(toks, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
 		f.CandMask[k] = 1

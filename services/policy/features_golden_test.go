@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,6 +121,12 @@ func dumpFeatures(a *Architecture, f *Features) string {
 		fmt.Fprintf(&b, "candidate %d %q:\n", k, c)
 		fmt.Fprintf(&b, "  %s\n", nonZero(candidateFeatureNames, f.CandFeats[k*Fc:(k+1)*Fc]))
 		fmt.Fprintf(&b, "  words: %s\n", tokens(f.CandTokens[k*a.CandTokens:(k+1)*a.CandTokens], f.CandTokWeights[k*a.CandTokens:(k+1)*a.CandTokens]))
+		P := len(pairFeatureNames)
+		for e := range f.BIDs {
+			if row := f.PairFeats[(e*a.MaxCandidates+k)*P : (e*a.MaxCandidates+k+1)*P]; slices.ContainsFunc(row, func(v float32) bool { return v != 0 }) {
+				fmt.Fprintf(&b, "  with element %d: %s\n", e, nonZero(pairFeatureNames, row))
+			}
+		}
 	}
 	return b.String()
 }

@@ -86,6 +86,7 @@ func (a *Architecture) ParamSpecs() []ParamSpec {
 	s = append(s, lin("q", Hd, Hd, 0.1)...)
 	s = append(s, lin("gq", Hd, Hd, 0.1)...)
 	s = append(s, lin("u", Hd, 1, 0.1)...)
+	s = append(s, ParamSpec{Name: "pair_w", Shape: []int64{int64(len(pairFeatureNames)), 1}, FanIn: int64(len(pairFeatureNames)), Gain: 0.1})
 	s = append(s, lin("v", Hd, 1, 0.1)...)
 	return s
 }

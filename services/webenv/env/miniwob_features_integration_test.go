@@ -88,6 +88,40 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		}
 	})
 
+	t.Run("login-user: each value's field is the one its pair feature names", func(t *testing.T) {
+		P := len(arch.PairFeatures)
+		col := slices.Index(arch.PairFeatures, "intro_in_label")
+		for seed := int64(1); seed <= 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "login-user", Seed: seed})
+			f, err := arch.Featurize(policyObservation(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range quoted(obs.Instruction) {
+				k := slices.Index(f.Candidates, q)
+				var fields []string
+				for el, bid := range f.BIDs { // the text fields (FILL's targets)
+					if findBID(obs, bid).Role == "textbox" && f.PairFeats[(el*arch.MaxCandidates+k)*P+col] == 1 {
+						fields = append(fields, bid)
+					}
+				}
+				if k < 0 || len(fields) != 1 {
+					t.Fatalf("seed %d %q: value %q (candidate %d) pairs with fields %v of %+v", seed, obs.Instruction, q, k, fields, obs.Elements)
+				}
+				if r := step(t, e, Action{Type: Fill, BID: fields[0], Text: q}.String()); r.Done {
+					t.Fatalf("seed %d: filling %q ended the episode: %+v", seed, q, r.Info)
+				}
+			}
+			login := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Text == "Login" })
+			if login < 0 {
+				t.Fatalf("seed %d: no Login button among %+v", seed, obs.Elements)
+			}
+			if r := step(t, e, Action{Type: Click, BID: obs.Elements[login].BID}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d %q: after filling by the pair feature, Login: done %v info %+v", seed, obs.Instruction, r.Done, r.Info)
+			}
+		}
+	})
+
 	t.Run("focus-text-2: the ordinal picks the nth textbox", func(t *testing.T) {
 		for seed := int64(1); seed <= 3; seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "focus-text-2", Seed: seed})
