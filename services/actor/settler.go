@@ -22,13 +22,20 @@ import (
 //   - no CSS animation or transition is running (document.getAnimations:
 //     a spinner costs no screenshots while it turns);
 //   - no DOM mutation happened for Quiet (its MutationObserver); and
-//   - two screenshots taken Interval apart differ by a mean absolute pixel
-//     difference of at most MaxDiff (channels in [0, 1]) with no DOM
-//     mutation in between: this catches what the DOM does not tell, a
-//     canvas, images decoding, video, script-driven styles, late layout.
-//     While frames keep changing, the gap between them doubles up to
+//   - on a page the DOM does not fully describe (a canvas, a video, a
+//     frame, a plugin, an SVG animation, an image or a web font still
+//     loading), two screenshots taken Interval apart differ by a mean
+//     absolute pixel difference of at most MaxDiff (channels in [0, 1])
+//     with no DOM mutation in between: this catches what the DOM does not
+//     tell. While frames keep changing, the gap between them doubles up to
 //     250ms, so an endless animation does not cost a screenshot every
-//     Interval.
+//     Interval. On a page the DOM does describe, a DOM quiet for
+//     Quiet+Interval (what a pair proves) with no animation running is
+//     the stable state, and its one screenshot is the observation's frame
+//     (AlwaysCompare compares frames on every page): the pair cost a
+//     second screenshot on every step of every HTML task to confirm what
+//     the DOM already said, and screenshots are what an executor spends
+//     its CPU on.
 //
 // The text caret is hidden in every document (CaretCSS), so that a blinking
 // caret in a focused field does not count as change; every other visible
@@ -62,6 +69,9 @@ type Visual struct {
 	MaxDiff  float64       // default 1e-6 (a thirtieth of one changed pixel in 160x210)
 	Timeout  time.Duration // default 5s
 	Poll     time.Duration // default 20ms
+	// AlwaysCompare takes the frame pair on every page, also those the DOM
+	// fully describes (default false: one frame there).
+	AlwaysCompare bool
 }
 
 // ScoreSpan is the mean frame difference that scores 0.
@@ -71,20 +81,30 @@ const ScoreSpan = 0.01
 // document of its tabs.
 const CaretCSS = `*, *::before, *::after { caret-color: transparent !important; }`
 
-// calmScript defines window.__awrlCalm(quietMs, maxMs): a promise of the
-// env helper's settleState() once no request is in flight, the document is
-// complete, no navigation is pending, no CSS animation or transition is
-// running (the Web Animations API) and the DOM has been quiet for quietMs,
-// or after maxMs. It checks on in-page timers, sleeping until the quiet
-// period can be over, so that a spinner costs no screenshots while it
-// turns; the frame pair then catches what the DOM cannot tell (canvas,
-// images, video, script-driven styles).
-const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
+// calmScript defines window.__awrlCalm(quietMs, describedMs, maxMs): a
+// promise of the env helper's settleState() once no request is in flight,
+// the document is complete, no navigation is pending, no CSS animation or
+// transition is running (the Web Animations API) and the DOM has been
+// quiet for quietMs (describedMs on a page the DOM fully describes, which
+// settles on that alone), or after maxMs. It checks on in-page timers,
+// sleeping until the quiet period can be over, so that a spinner costs no
+// screenshots while it turns. described is false where something can
+// change the picture without touching the DOM: a canvas, a video, a frame,
+// a plugin, an SVG (SMIL) animation, an image or a web font still loading;
+// the frame pair then catches what the DOM cannot tell.
+const calmScript = `window.__awrlCalm = function (quietMs, describedMs, maxMs) {
   function animating() {
     if (!document.getAnimations) return false;
     var as = document.getAnimations();
     for (var i = 0; i < as.length; i++) if (as[i].playState === 'running') return true;
     return false;
+  }
+  function described() {
+    if (document.querySelector('canvas, video, iframe, frame, embed, object, animate, animateTransform, animateMotion, set, marquee')) return false;
+    if (document.fonts && document.fonts.status !== 'loaded') return false;
+    var im = document.images;
+    for (var i = 0; i < im.length; i++) if (!im[i].complete) return false;
+    return true;
   }
   return new Promise(function (resolve) {
     var t0 = performance.now();
@@ -94,10 +114,15 @@ const calmScript = `window.__awrlCalm = function (quietMs, maxMs) {
       var st = w.settleState();
       var calm = st.ready === 'complete' && st.inflight <= 0 && !st.leaving;
       var left = maxMs - (performance.now() - t0);
-      // getAnimations flushes styles: ask only once the rest is calm.
-      if (calm && st.since >= quietMs) { st.animating = animating(); calm = !st.animating; if (calm) { resolve(st); return; } }
+      var need = quietMs;
+      if (calm && st.since >= quietMs) {
+        st.described = described();
+        if (st.described) need = Math.max(quietMs, describedMs);
+        // getAnimations flushes styles: ask only once the rest is calm.
+        if (st.since >= need) { st.animating = animating(); calm = !st.animating; if (calm) { resolve(st); return; } }
+      }
       if (left <= 0) { resolve(st); return; }
-      setTimeout(check, Math.max(1, Math.min(left, calm ? quietMs - st.since : 10)));
+      setTimeout(check, Math.max(1, Math.min(left, calm ? need - st.since : 10)));
     })();
   });
 };`
@@ -108,6 +133,9 @@ type settleState struct {
 	Leaving   bool    `json:"leaving"`
 	Since     float64 `json:"since"`
 	Animating bool    `json:"animating"` // from calmScript only
+	// Described: the DOM says all the page shows (from calmScript only;
+	// false when unknown, which keeps the frame pair).
+	Described bool `json:"described"`
 }
 
 func (st *settleState) calm() bool {
@@ -153,6 +181,11 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		lastErr error
 	)
 	firstQuiet := max(v.Quiet-v.Interval, 0)
+	// A described page settles on DOM quiet alone, so the quiet asked of
+	// it spans what a pair proves: from before the first frame to after
+	// the second (Interval), and Quiet in all. It is waited for in the page,
+	// where it costs no CPU; the pair's second screenshot did.
+	describedQuiet := v.Quiet + v.Interval
 	gap := v.Interval // between the frames of a pair; grows while they differ
 	for {
 		left := v.Timeout - time.Since(start)
@@ -175,14 +208,28 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		if prev == nil {
 			gap = v.Interval
 			// Wait in the page for calm, then take the first frame.
-			st, ok := v.waitCalm(ctx, p, firstQuiet, min(left, time.Second))
+			st, ok := v.waitCalm(ctx, p, firstQuiet, describedQuiet, min(left, time.Second))
 			if !ok || st.since() < firstQuiet {
 				continue
 			}
+			calmAt := time.Now()
 			shotAt := time.Now()
 			shot, err := p.Screenshot(ctx)
 			if err != nil {
 				lastErr = err
+				continue
+			}
+			if !v.AlwaysCompare && st.Described && st.since() >= describedQuiet {
+				// The DOM tells all this page shows, and it was quiet. A
+				// renderer starved of CPU runs the quiet check's timer
+				// before the page's own overdue ones, so quiet is only
+				// believed once the frame (which runs them) is taken and
+				// the DOM is still quiet after it.
+				var after settleState
+				if err := p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &after); err == nil &&
+					after.calm() && after.since() >= time.Since(calmAt) && !p.Loading() {
+					return env.Settled{Stable: true, Waited: time.Since(start), Score: 1, Frame: shot}, nil
+				}
 				continue
 			}
 			prev, prevImg, prevAt = shot, nil, shotAt
@@ -233,12 +280,14 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 // maxGap bounds the time between frames while a page keeps changing.
 const maxGap = 250 * time.Millisecond
 
-// waitCalm waits for a calm page quiet for quiet, in the page when the
-// actor's helper is there (one round trip), else by polling.
-func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, wait time.Duration) (settleState, bool) {
+// waitCalm waits for a calm page quiet for quiet (described on a page the
+// DOM fully describes), in the page when the actor's helper is there (one
+// round trip), else by polling.
+func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, described, wait time.Duration) (settleState, bool) {
 	var st settleState
-	js := `window.__awrlCalm ? window.__awrlCalm(` + strconv.FormatInt(quiet.Milliseconds(), 10) + `, ` +
-		strconv.FormatInt(wait.Milliseconds(), 10) + `) : (window.__wob ? window.__wob.settleState() : null)`
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	js := `window.__awrlCalm ? window.__awrlCalm(` + ms(quiet) + `, ` + ms(described) + `, ` + ms(wait) +
+		`) : (window.__wob ? window.__wob.settleState() : null)`
 	deadline := time.Now().Add(wait)
 	for {
 		st = settleState{}

@@ -15,11 +15,12 @@ import (
 
 // fakePage is an env.Page whose DOM activity and frames the test scripts.
 type fakePage struct {
-	mu       sync.Mutex
-	busy     bool // the DOM keeps mutating
-	inflight int
-	frames   func(n int) []byte // the n-th screenshot
-	shots    int
+	mu        sync.Mutex
+	busy      bool // the DOM keeps mutating
+	described bool // the DOM tells all the page shows (no canvas, ...)
+	inflight  int
+	frames    func(n int) []byte // the n-th screenshot
+	shots     int
 }
 
 func (p *fakePage) Eval(_ context.Context, _ string, out any) error {
@@ -28,6 +29,7 @@ func (p *fakePage) Eval(_ context.Context, _ string, out any) error {
 	st := out.(*settleState)
 	st.Ready = "complete"
 	st.Inflight = p.inflight
+	st.Described = p.described
 	if !p.busy {
 		st.Since = 1e9 // quiet for ages
 	}
@@ -78,6 +80,38 @@ func TestVisualStableOnStaticFrames(t *testing.T) {
 	}
 	if p.shots < 2 {
 		t.Fatalf("stable after %d screenshots, want a frame pair", p.shots)
+	}
+}
+
+// TestVisualDescribedPageTakesOneFrame: on a page the DOM fully describes,
+// a quiet DOM is the stable state and its one screenshot the frame; the
+// frames are not compared (here every one differs), unless AlwaysCompare.
+func TestVisualDescribedPageTakesOneFrame(t *testing.T) {
+	p := &fakePage{described: true, frames: func(n int) []byte { return pngFrame(t, n%30) }}
+	s, err := fastVisual.Settle(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Stable || s.Score != 1 || p.shots != 1 || !bytes.Equal(s.Frame, pngFrame(t, 0)) {
+		t.Fatalf("described page: stable %v score %v after %d screenshots, want stable on the first", s.Stable, s.Score, p.shots)
+	}
+
+	p = &fakePage{described: true, frames: func(n int) []byte { return pngFrame(t, n%30) }}
+	v := fastVisual
+	v.AlwaysCompare = true
+	if s, err = v.Settle(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if s.Stable || p.shots < 2 {
+		t.Fatalf("AlwaysCompare: stable %v after %d screenshots, want the changing frames compared", s.Stable, p.shots)
+	}
+
+	p = &fakePage{described: true, busy: true, frames: func(int) []byte { return pngFrame(t, 1) }}
+	if s, err = fastVisual.Settle(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if s.Stable || p.shots != 0 {
+		t.Fatalf("described page with a mutating DOM: stable %v after %d screenshots", s.Stable, p.shots)
 	}
 }
 

@@ -50,7 +50,9 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
                    restart independently (its ratio is printed too), and raw
                    for the floor of a step on the same browsers: each executor
                    only clicks and screenshots its tab (no settling, DOM read,
-                   inference or Kafka); async/raw is the pipeline's share of it
+                   inference or Kafka); async/raw is the pipeline's share of it;
+                   and async-pairs for async with the settler's frame pair on every
+                   page (the design before the DOM-described one-frame settle)
   -suite S         the tasks the executors run: builtin (default), miniwob (the
                    MiniWoB++ tasks the action space can express, train seeds; the
                    pages from make setup, -miniwob-dir) or all
@@ -60,6 +62,11 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
                    episodes/s and steps/s side by side
 Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asyncwebrl -help).
 `
+
+// modeAsyncPairs is a bench-only mode: async with actor.Visual comparing a
+// frame pair on every page (AlwaysCompare), the baseline of the settler's
+// one-frame path on pages the DOM describes.
+const modeAsyncPairs actor.Mode = "async-pairs"
 
 // errRolloutRatio is returned when async is not fast enough over sync.
 type errRolloutRatio struct{ ratio, min float64 }
@@ -116,8 +123,11 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		modes = modes[:0]
 		for _, m := range config.SplitList(v) {
 			mode, err := actor.ParseMode(m)
+			if m == string(modeAsyncPairs) {
+				mode, err = modeAsyncPairs, nil
+			}
 			if err != nil {
-				return nil, usageError{fmt.Errorf("invalid --modes %q: %w", v, err)}
+				return nil, usageError{fmt.Errorf("invalid --modes %q: %w (or async-pairs)", v, err)}
 			}
 			if !slices.Contains(modes, mode) {
 				modes = append(modes, mode)
@@ -276,10 +286,16 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 	for _, mode := range c.modes {
 		bc := actor.BenchConfig{Config: &wcfg, Factory: c.f, Catalog: c.cat, Warmup: c.warmup, Duration: c.duration,
 			Options: append(slices.Clone(opts), actor.WithInstanceID("bench-"+string(mode)), actor.WithTaskGroup(c.cat.Prefix+"bench-"+string(mode)))}
-		r, err := actor.BenchMode(ctx, bc, mode)
+		run := mode
+		if mode == modeAsyncPairs {
+			run = actor.ModeAsync
+			bc.Options = append(bc.Options, actor.WithSettler(actor.Visual{AlwaysCompare: true}))
+		}
+		r, err := actor.BenchMode(ctx, bc, run)
 		if err != nil {
 			return nil, err
 		}
+		r.Mode = mode
 		runs = append(runs, r)
 	}
 	return runs, nil
@@ -305,6 +321,9 @@ func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64)
 	}
 	if r, ok := rolloutRatio(runs, actor.ModeRaw); ok {
 		fmt.Fprintf(stdout, "ratio async/raw steps/s: %.2f (the pipeline's steps over the raw loop's on the same browsers)\n", r)
+	}
+	if r, ok := rolloutRatio(runs, modeAsyncPairs); ok {
+		fmt.Fprintf(stdout, "ratio async/async-pairs steps/s: %.2f (one frame on pages the DOM describes over a frame pair on every page)\n", r)
 	}
 	for _, base := range []actor.Mode{actor.ModeSync, actor.ModeSyncStep} {
 		r, ok := rolloutRatio(runs, base)

@@ -249,6 +249,13 @@ func TestRolloutSweep(t *testing.T) {
 	if !strings.Contains(out.String(), "ratio async/raw steps/s: 0.60") {
 		t.Fatalf("run lacks the raw ratio:\n%s", out.String())
 	}
+	out.Reset()
+	if err := printRolloutRuns(&out, []actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36}, {Mode: modeAsyncPairs, Wall: time.Second, Steps: 24}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ratio async/async-pairs steps/s: 1.50") {
+		t.Fatalf("run lacks the settler's ratio:\n%s", out.String())
+	}
 }
 
 // bench report's sections and plots: a bad section is a usage error; the
