@@ -14,7 +14,7 @@
 // element, K=32 text candidates, Lc=4 words per candidate, A action types
 // (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=36 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
+// F=38 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
 //
 //	inputs                          ops
 //	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
@@ -50,8 +50,9 @@
 // its words in the instruction, best coverage of a quoted phrase, exact
 // match of a quoted phrase, text as a run of the instruction, quoted phrase
 // inside the text), state (Element's checked, focused, has value, value
-// equals a quoted phrase, disabled), mean RGB of its box in the frame, and
-// its position in the list. Text candidates are the quoted phrases, then the
+// equals a quoted phrase, disabled), mean RGB of its box in the frame, its
+// position in the list, and, the same on every element, whether typing is
+// done (every quoted value is in some field; every text field holds one). Text candidates are the quoted phrases, then the
 // instruction's words, then page text (each kept element's text, value and
 // a select's options, in the elements' order: copy-paste tasks, options the
 // instruction names unquoted), deduplicated case-insensitively, at most K,

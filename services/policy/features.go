@@ -71,6 +71,8 @@ const (
 	efContextMatch
 	efOrdinal
 	efNamesOther
+	efQuotesTyped
+	efFieldsTyped
 	numElemFeatures
 )
 
@@ -85,6 +87,7 @@ var elementFeatureNames = []string{
 	"colour_named", "fill",
 	"last_target",
 	"hint_named", "context_match", "ordinal", "names_other",
+	"quotes_typed", "fields_typed",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -351,6 +354,35 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			if elementEligible(a.TypeAt(t), rc) {
 				f.ElemTypeMask[t*E+e] = 1
 			}
+		}
+	}
+
+	// What typing is done, told to every element (the type head reads it
+	// through their pool, a submit button's pointer row through its own):
+	// every value the instruction quotes is in some field, and every text
+	// field holds one. A filled form looks like an empty one otherwise but
+	// for two rows of value_is_quote among a page's elements, and the
+	// policy that had learnt which value goes where kept filling the fields
+	// of login-user and enter-password instead of pressing the button.
+	if len(quoteWords) > 0 {
+		quotesTyped := true
+		for _, q := range quoteWords {
+			if !slices.ContainsFunc(elemValues, func(v []string) bool { return equalWords(v, q) }) {
+				quotesTyped = false
+			}
+		}
+		fields, typed := 0, 0
+		for e, el := range els {
+			if roleClass(el.GetRole()) == roleTextbox {
+				fields++
+				if f.ElemFeats[e*F+efValueIsQuote] == 1 {
+					typed++
+				}
+			}
+		}
+		for e := range els {
+			f.ElemFeats[e*F+efQuotesTyped] = bool01(quotesTyped)
+			f.ElemFeats[e*F+efFieldsTyped] = bool01(fields > 0 && typed == fields)
 		}
 	}
 
