@@ -369,6 +369,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		for _, q := range quoteWords {
 			if !slices.ContainsFunc(elemValues, func(v []string) bool { return equalWords(v, q) }) {
 				quotesTyped = false
+				break
 			}
 		}
 		fields, typed := 0, 0

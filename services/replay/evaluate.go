@@ -195,9 +195,6 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): %w", name, len(done), len(family), err)
 		}
-		if time.Since(lastEnd) >= c.Stall {
-			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): no episode ended for %s", name, len(done), len(family), c.Stall)
-		}
 		before := len(done)
 		fs.EachRecord(func(r *kgo.Record) {
 			rw, err := eventspb.DecodeReward(r.Value)
@@ -222,8 +219,12 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 				res.Success[f]++
 			}
 		})
+		// Judged after the records are counted: a poll cut by the stall
+		// deadline may still return episodes that ended just before it.
 		if len(done) > before {
 			lastEnd = time.Now()
+		} else if time.Since(lastEnd) >= c.Stall {
+			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): no episode ended for %s", name, len(done), len(family), c.Stall)
 		}
 		if time.Since(lastLog) >= time.Minute {
 			lastLog = time.Now()
