@@ -55,7 +55,8 @@
 // done (every quoted value is in some field; every text field holds one).
 // Text candidates are the quoted phrases, then the instruction's words, then
 // page text (each kept element's text, value and a select's options, in the
-// elements' order: copy-paste tasks, options the instruction names unquoted), deduplicated case-insensitively, at most K,
+// elements' order: copy-paste tasks, options the instruction names unquoted),
+// deduplicated case-insensitively, at most K,
 // with features (quoted, single word, position, length, equals/inside an
 // element's text, equals an element's value, follows a typing verb,
 // stopword, has digit, from the page, a run of the instruction, one of a
