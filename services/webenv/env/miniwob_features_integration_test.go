@@ -101,7 +101,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 				k := slices.Index(f.Candidates, q)
 				var fields []string
 				for el, bid := range f.BIDs { // the text fields (FILL's targets)
-					if findBID(obs, bid).Role == "textbox" && f.PairFeats[(el*arch.MaxCandidates+k)*P+col] == 1 {
+					if findBID(obs, bid).Role == "textbox" && f.PairFeats[(el*arch.MaxCandidates+k)*P+col] > 0 {
 						fields = append(fields, bid)
 					}
 				}
