@@ -73,6 +73,7 @@ const (
 	efNamesOther
 	efQuotesTyped
 	efFieldsTyped
+	efSelectsNamed
 	numElemFeatures
 )
 
@@ -87,7 +88,7 @@ var elementFeatureNames = []string{
 	"colour_named", "fill",
 	"last_target",
 	"hint_named", "context_match", "ordinal", "names_other",
-	"quotes_typed", "fields_typed",
+	"quotes_typed", "fields_typed", "selects_named",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -393,6 +394,35 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		for e := range els {
 			f.ElemFeats[e*F+efQuotesTyped] = bool01(quotesTyped)
 			f.ElemFeats[e*F+efFieldsTyped] = bool01(fields > 0 && typed == fields)
+		}
+	}
+
+	// What choosing is done, told to every element as the typing is: every
+	// select that offers an option the instruction names holds one. On
+	// choose-list the first option is preselected and is the one named in
+	// about a fifth of the episodes, so clicking Submit at once paid in 47
+	// of 250 training episodes of the hour at 521c07d and the greedy policy
+	// did only that (32%, the random-init policy's score): nothing but the
+	// select's own text told a named option from the default.
+	named, holding := 0, 0
+	for e := range els {
+		var offers bool
+		for _, o := range optionWords[e] {
+			if len(o) > 0 && instruction.ContainsRun(iw, o) {
+				offers = true
+				if equalWords(elemValues[e], o) {
+					holding++
+					break
+				}
+			}
+		}
+		if offers {
+			named++
+		}
+	}
+	if named > 0 && holding == named {
+		for e := range els {
+			f.ElemFeats[e*F+efSelectsNamed] = 1
 		}
 	}
 

@@ -122,6 +122,33 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		}
 	})
 
+	t.Run("choose-list: selects_named holds once the named option is selected", func(t *testing.T) {
+		col := slices.Index(arch.ElementFeatures, "selects_named")
+		named := func(obs *Observation) bool {
+			t.Helper()
+			f, err := arch.Featurize(policyObservation(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f.ElemFeats[col] == 1 // the same on every element
+		}
+		for seed := int64(1); seed <= 4; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "choose-list", Seed: seed})
+			item := between(t, obs.Instruction, "Select ", " from the list and click Submit.")
+			sel := slices.IndexFunc(obs.Elements, func(el Element) bool { return len(el.Options) > 0 })
+			if sel < 0 {
+				t.Fatalf("seed %d: no select among %+v", seed, obs.Elements)
+			}
+			if got, want := named(obs), obs.Elements[sel].Value == item; got != want {
+				t.Fatalf("seed %d: at reset selects_named = %v with %q selected and %q named", seed, got, obs.Elements[sel].Value, item)
+			}
+			r := step(t, e, Action{Type: SelectOption, BID: obs.Elements[sel].BID, Options: []string{item}}.String())
+			if r.Done || r.Obs == nil || !named(r.Obs) {
+				t.Fatalf("seed %d: after selecting %q: done %v, selects_named false (obs %+v)", seed, item, r.Done, r.Obs)
+			}
+		}
+	})
+
 	t.Run("focus-text-2: the ordinal picks the nth textbox", func(t *testing.T) {
 		for seed := int64(1); seed <= 3; seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "focus-text-2", Seed: seed})
