@@ -73,7 +73,7 @@ const (
 	efNamesOther
 	efQuotesTyped
 	efFieldsTyped
-	efSelectsNamed
+	efChoicesMade
 	numElemFeatures
 )
 
@@ -88,7 +88,7 @@ var elementFeatureNames = []string{
 	"colour_named", "fill",
 	"last_target",
 	"hint_named", "context_match", "ordinal", "names_other",
-	"quotes_typed", "fields_typed", "selects_named",
+	"quotes_typed", "fields_typed", "choices_made",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -398,31 +398,49 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	}
 
 	// What choosing is done, told to every element as the typing is: every
-	// select that offers an option the instruction names holds one. On
-	// choose-list the first option is preselected and is the one named in
-	// about a fifth of the episodes, so clicking Submit at once paid in 47
-	// of 250 training episodes of the hour at 521c07d and the greedy policy
-	// did only that (32%, the random-init policy's score): nothing but the
-	// select's own text told a named option from the default.
-	named, holding := 0, 0
-	for e := range els {
-		var offers bool
-		for _, o := range optionWords[e] {
-			if len(o) > 0 && instruction.ContainsRun(iw, o) {
-				offers = true
-				if equalWords(elemValues[e], o) {
-					holding++
-					break
+	// choice control the instruction names is chosen and no other box is
+	// ticked. Named: a select that offers an option the instruction names
+	// (chosen: it holds one), a checkbox or radio whose label is a run of
+	// the instruction (chosen: checked). On choose-list the first option is
+	// preselected and is the named one in about a fifth of the episodes, so
+	// clicking Submit at once paid in 47 of 250 training episodes of the
+	// hour at 521c07d and the greedy policy did only that (32%, the
+	// random-init policy's score); click-option's greedy policy pressed
+	// Submit before any radio in some of its failures. Nothing but the
+	// controls' own rows told a made choice from an unmade one.
+	named, chosen, stray := 0, 0, false
+	for e, el := range els {
+		switch rc := roleClass(el.GetRole()); {
+		case len(optionWords[e]) > 0:
+			var offers, holds bool
+			for _, o := range optionWords[e] {
+				if len(o) > 0 && instruction.ContainsRun(iw, o) {
+					offers = true
+					holds = holds || equalWords(elemValues[e], o)
 				}
 			}
-		}
-		if offers {
-			named++
+			if offers {
+				named++
+				if holds {
+					chosen++
+				}
+			}
+		case rc == roleCheckbox || rc == roleRadio:
+			checked := stateOf(el).checked
+			switch {
+			case len(elemWords[e]) > 0 && instruction.ContainsRun(iw, elemWords[e]):
+				named++
+				if checked {
+					chosen++
+				}
+			case checked && rc == roleCheckbox:
+				stray = true
+			}
 		}
 	}
-	if named > 0 && holding == named {
+	if named > 0 && chosen == named && !stray {
 		for e := range els {
-			f.ElemFeats[e*F+efSelectsNamed] = 1
+			f.ElemFeats[e*F+efChoicesMade] = 1
 		}
 	}
 

@@ -122,8 +122,8 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		}
 	})
 
-	t.Run("choose-list: selects_named holds once the named option is selected", func(t *testing.T) {
-		col := slices.Index(arch.ElementFeatures, "selects_named")
+	t.Run("choose-list, click-option: choices_made holds once the named option is chosen", func(t *testing.T) {
+		col := slices.Index(arch.ElementFeatures, "choices_made")
 		named := func(obs *Observation) bool {
 			t.Helper()
 			f, err := arch.Featurize(policyObservation(obs))
@@ -140,11 +140,26 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 				t.Fatalf("seed %d: no select among %+v", seed, obs.Elements)
 			}
 			if got, want := named(obs), obs.Elements[sel].Value == item; got != want {
-				t.Fatalf("seed %d: at reset selects_named = %v with %q selected and %q named", seed, got, obs.Elements[sel].Value, item)
+				t.Fatalf("seed %d: at reset choices_made = %v with %q selected and %q named", seed, got, obs.Elements[sel].Value, item)
 			}
 			r := step(t, e, Action{Type: SelectOption, BID: obs.Elements[sel].BID, Options: []string{item}}.String())
 			if r.Done || r.Obs == nil || !named(r.Obs) {
-				t.Fatalf("seed %d: after selecting %q: done %v, selects_named false (obs %+v)", seed, item, r.Done, r.Obs)
+				t.Fatalf("seed %d: after selecting %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
+			}
+		}
+		for seed := int64(1); seed <= 4; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-option", Seed: seed})
+			item := between(t, obs.Instruction, "Select ", " and click Submit.")
+			radio := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Role == "radio" && el.Text == item })
+			if radio < 0 {
+				t.Fatalf("seed %d: no radio %q among %+v", seed, item, obs.Elements)
+			}
+			if named(obs) {
+				t.Fatalf("seed %d: choices_made before any radio is checked", seed)
+			}
+			r := step(t, e, Action{Type: Click, BID: obs.Elements[radio].BID}.String())
+			if r.Done || r.Obs == nil || !named(r.Obs) {
+				t.Fatalf("seed %d: after checking %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
 			}
 		}
 	})
