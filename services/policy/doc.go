@@ -14,7 +14,7 @@
 // element, K=32 text candidates, Lc=4 words per candidate, A action types
 // (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=38 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
+// F=39 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
 //
 //	inputs                          ops
 //	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
@@ -52,7 +52,9 @@
 // inside the text), state (Element's checked, focused, has value, value
 // equals a quoted phrase, disabled), mean RGB of its box in the frame, its
 // position in the list, and, the same on every element, whether typing is
-// done (every quoted value is in some field; every text field holds one).
+// done (every quoted value is in some field; every text field holds one)
+// and whether choosing is (every select, checkbox and radio the instruction
+// names is chosen, no other box ticked).
 // Text candidates are the quoted phrases, then the instruction's words, then
 // page text (each kept element's text, value and a select's options, in the
 // elements' order: copy-paste tasks, options the instruction names unquoted),
@@ -64,7 +66,8 @@
 // element-free row, is zero): the word that introduces a quoted value is in
 // the element's text or hint (its field: `the password "UWH"` → the field
 // labelled Password), the element's value equals the candidate, the
-// candidate is one of the element's options.
+// candidate is one of the element's options; each is 4 when it holds
+// (pairOn: one learnt scalar per column must move the logit far enough).
 // Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
 // element types any element; a type is masked when it has no eligible
 // element or (text types) no candidate; NOOP is always allowed.

@@ -410,11 +410,12 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	// controls' own rows told a made choice from an unmade one.
 	named, chosen, stray := 0, 0, false
 	for e, el := range els {
+		row := f.ElemFeats[e*F : (e+1)*F] // phrase_in_instr and checked, set above
 		switch rc := roleClass(el.GetRole()); {
 		case len(optionWords[e]) > 0:
 			var offers, holds bool
 			for _, o := range optionWords[e] {
-				if len(o) > 0 && instruction.ContainsRun(iw, o) {
+				if instruction.ContainsRun(iw, o) {
 					offers = true
 					holds = holds || equalWords(elemValues[e], o)
 				}
@@ -426,14 +427,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 				}
 			}
 		case rc == roleCheckbox || rc == roleRadio:
-			checked := stateOf(el).checked
 			switch {
-			case len(elemWords[e]) > 0 && instruction.ContainsRun(iw, elemWords[e]):
+			case row[efPhraseInInstr] == 1:
 				named++
-				if checked {
+				if row[efChecked] == 1 {
 					chosen++
 				}
-			case checked && rc == roleCheckbox:
+			case row[efChecked] == 1 && rc == roleCheckbox:
 				stray = true
 			}
 		}

@@ -124,7 +124,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 
 	t.Run("choose-list, click-option: choices_made holds once the named option is chosen", func(t *testing.T) {
 		col := slices.Index(arch.ElementFeatures, "choices_made")
-		named := func(obs *Observation) bool {
+		made := func(obs *Observation) bool {
 			t.Helper()
 			f, err := arch.Featurize(policyObservation(obs))
 			if err != nil {
@@ -139,11 +139,11 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			if sel < 0 {
 				t.Fatalf("seed %d: no select among %+v", seed, obs.Elements)
 			}
-			if got, want := named(obs), obs.Elements[sel].Value == item; got != want {
+			if got, want := made(obs), obs.Elements[sel].Value == item; got != want {
 				t.Fatalf("seed %d: at reset choices_made = %v with %q selected and %q named", seed, got, obs.Elements[sel].Value, item)
 			}
 			r := step(t, e, Action{Type: SelectOption, BID: obs.Elements[sel].BID, Options: []string{item}}.String())
-			if r.Done || r.Obs == nil || !named(r.Obs) {
+			if r.Done || r.Obs == nil || !made(r.Obs) {
 				t.Fatalf("seed %d: after selecting %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
 			}
 		}
@@ -154,11 +154,11 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			if radio < 0 {
 				t.Fatalf("seed %d: no radio %q among %+v", seed, item, obs.Elements)
 			}
-			if named(obs) {
+			if made(obs) {
 				t.Fatalf("seed %d: choices_made before any radio is checked", seed)
 			}
 			r := step(t, e, Action{Type: Click, BID: obs.Elements[radio].BID}.String())
-			if r.Done || r.Obs == nil || !named(r.Obs) {
+			if r.Done || r.Obs == nil || !made(r.Obs) {
 				t.Fatalf("seed %d: after checking %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
 			}
 		}
