@@ -157,7 +157,7 @@ func (m *policyModel) forward(in modelInputs) (*modelOutputs, error) {
 	bil := s.matmul(rows, s.transpose(c2, 1, 2))
 	un := s.reshape(linear(c2, "u"), -1, 1, K)
 	pair := s.reshape(s.matmul(in[policy.InPairFeats], p["pair_w"]), -1, E+1, K)
-	candMask := s.reshape(s.additiveMask(in[policy.InCandMask]), -1, 1, K)
+	candMask := s.reshape(s.additiveMask(in[policy.InCandMask]), -1, E+1, K)
 	candLogits := s.add(s.add(s.add(bil, un), pair), candMask)
 
 	value := linear(glob, "v")

@@ -214,7 +214,7 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		CandFeats:      uniform(rng, K*Fc, 0, 1),
 		CandTokens:     make([]int64, K*Lc),
 		CandTokWeights: make([]float32, K*Lc),
-		CandMask:       make([]float32, K),
+		CandMask:       make([]float32, (E+1)*K),
 		TypeMask:       make([]float32, A),
 		PairFeats:      make([]float32, (E+1)*K*len(a.PairFeatures)),
 		FrameWidth:     160,
@@ -246,7 +246,12 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 	}
 	for k := range nK {
 		tokens(f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
-		f.CandMask[k] = 1
+		for r := range E + 1 {
+			// Some element rows allow only some candidates, as a select's.
+			if k == 0 || r == E || rng.IntN(4) > 0 {
+				f.CandMask[r*K+k] = 1
+			}
+		}
 		f.Candidates = append(f.Candidates, fmt.Sprintf("c%d", k))
 	}
 	for ti := range A {

@@ -15,7 +15,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 11
+const FeaturesVersion = 12
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -259,7 +259,7 @@ func (a *Architecture) InputSpecs() []TensorSpec {
 		{InCandFeats, f, []int64{K, int64(len(candidateFeatureNames))}},
 		{InCandTokens, i, []int64{K, int64(a.CandTokens)}},
 		{InCandTokWeights, f, []int64{K, int64(a.CandTokens)}},
-		{InCandMask, f, []int64{K}},
+		{InCandMask, f, []int64{E + 1, K}},
 		{InTypeMask, f, []int64{A}},
 		{InPairFeats, f, []int64{E + 1, K, int64(len(pairFeatureNames))}},
 	}

@@ -29,7 +29,7 @@
 //	type_mask [B,A]                 type_logits = Linear(glob) + (mask·1e9 - 1e9)    [B,A]
 //	elem_type_mask [B,A,E]          elem_logits = Transpose(Linear_A(e2)) + mask     [B,A,E]
 //	cand_feats [B,K,Fc], cand_...   c2 = Relu(Linear(...) + glob·W + b)              [B,K,H]
-//	cand_mask [B,K]                 rows = Concat(Linear(e2), Linear(glob)) [B,E+1,H]
+//	cand_mask [B,E+1,K]             rows = Concat(Linear(e2), Linear(glob)) [B,E+1,H]
 //	pair_feats [B,E+1,K,P]          pair = pair_feats·pair_w [P,1]                  [B,E+1,K]
 //	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + pair + mask [B,E+1,K]
 //	                                value = Linear(glob)                              [B,1]
@@ -52,7 +52,8 @@
 // inside the text), state (Element's checked, focused, has value, value
 // equals a quoted phrase, disabled), mean RGB of its box in the frame, its
 // position in the list, and, the same on every element, whether typing is
-// done (every quoted value is in some field; every text field holds one)
+// done (every quoted value is in some field; every text field holds one;
+// a quoted phrase that is a button's or link's whole text is no value)
 // and whether choosing is (every select, checkbox and radio the instruction
 // names is chosen, no other box ticked).
 // Text candidates are the quoted phrases, then the instruction's words, then

@@ -26,7 +26,7 @@ type Features struct {
 	CandFeats      []float32 // [K,Fc]
 	CandTokens     []int64   // [K,Lc]
 	CandTokWeights []float32 // [K,Lc]
-	CandMask       []float32 // [K]
+	CandMask       []float32 // [E+1,K]: candidate k may go with element row r (row E: no element)
 	TypeMask       []float32 // [A]
 	PairFeats      []float32 // [E+1,K,P]: row E (the element-free row) stays zero
 
@@ -216,7 +216,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		CandFeats:      make([]float32, K*Fc),
 		CandTokens:     make([]int64, K*Lc),
 		CandTokWeights: make([]float32, K*Lc),
-		CandMask:       make([]float32, K),
+		CandMask:       make([]float32, (E+1)*K),
 		TypeMask:       make([]float32, A),
 		PairFeats:      make([]float32, (E+1)*K*numPairFeatures),
 	}
@@ -374,9 +374,26 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	// for two rows of value_is_quote among a page's elements, and the
 	// policy that had learnt which value goes where kept filling the fields
 	// of login-user and enter-password instead of pressing the button.
+	//
+	// A quoted phrase that is the whole text of a button or link names what
+	// to click, not a value to type: on click-button (`Click on the "Next"
+	// button`, with text fields among its distractors) the form looked
+	// untyped for ever, as enter-text's does before typing, and the policy
+	// filled the distractor fields (in the hour at 521c07d, after version
+	// 150: all 24 actions of the 4 failed greedy episodes were FILL, 47 of
+	// 49 of the 9 failed sampled ones, and half of the successful greedy
+	// episodes' actions). With no value left to type, both features hold.
 	if len(quoteWords) > 0 {
+		values := slices.DeleteFunc(slices.Clone(quoteWords), func(q []string) bool {
+			for e, el := range els {
+				if rc := roleClass(el.GetRole()); (rc == roleButton || rc == roleLink) && equalWords(elemWords[e], q) {
+					return true
+				}
+			}
+			return false
+		})
 		quotesTyped := true
-		for _, q := range quoteWords {
+		for _, q := range values {
 			if !slices.ContainsFunc(elemValues, func(v []string) bool { return equalWords(v, q) }) {
 				quotesTyped = false
 				break
@@ -393,7 +410,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 		for e := range els {
 			f.ElemFeats[e*F+efQuotesTyped] = bool01(quotesTyped)
-			f.ElemFeats[e*F+efFieldsTyped] = bool01(fields > 0 && typed == fields)
+			f.ElemFeats[e*F+efFieldsTyped] = bool01(len(values) == 0 || fields > 0 && typed == fields)
 		}
 	}
 
@@ -503,7 +520,31 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			toks = append(slices.Clone(cw), intro)
 		}
 		fillTokens(toks, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
-		f.CandMask[k] = 1
+		for r := range E + 1 {
+			f.CandMask[r*K+k] = 1
+		}
+	}
+
+	// A select's row allows only its options. SELECT_OPTION drew its text
+	// from every candidate, and in the hour at 7aaea7a at least 109 of
+	// choose-list's 165 selections named an instruction word ("click",
+	// "from") or a label of the benchmark's reward display ("Last
+	// reward:"): steps that changed nothing. A select none of whose options
+	// is a candidate keeps them all (its row must offer a choice).
+	for e := range els {
+		row := f.CandMask[e*K : e*K+len(f.Candidates)]
+		offered := 0
+		for k := range row {
+			if f.PairFeats[(e*K+k)*numPairFeatures+pfOptionOf] != 0 {
+				offered++
+			}
+		}
+		if offered == 0 {
+			continue
+		}
+		for k := range row {
+			row[k] = bool01(f.PairFeats[(e*K+k)*numPairFeatures+pfOptionOf] != 0)
+		}
 	}
 
 	// Type mask: a type is allowed when it has something to act on.

@@ -115,6 +115,15 @@ func dumpFeatures(a *Architecture, f *Features) string {
 			}
 		}
 		fmt.Fprintf(&b, "  targets of: %s\n", strings.Join(types, " "))
+		var allowed []string
+		for k := range f.Candidates {
+			if f.CandMask[e*a.MaxCandidates+k] == 1 {
+				allowed = append(allowed, strconv.Itoa(k))
+			}
+		}
+		if len(allowed) < len(f.Candidates) { // only a select's row is narrowed
+			fmt.Fprintf(&b, "  texts allowed: %s\n", strings.Join(allowed, " "))
+		}
 	}
 	Fc := len(candidateFeatureNames)
 	for k, c := range f.Candidates {

@@ -119,8 +119,10 @@ func TestFeaturizeCandidatesPutQuotedTextFirst(t *testing.T) {
 		t.Errorf(`"Submit" should match the button's text`)
 	}
 	for k := range a.MaxCandidates {
-		if got, want := f.CandMask[k], bool01(k < len(want)); got != want {
-			t.Errorf("CandMask[%d] = %v, want %v", k, got, want)
+		for r := range a.MaxElements + 1 {
+			if got, want := f.CandMask[r*a.MaxCandidates+k], bool01(k < len(want)); got != want {
+				t.Errorf("CandMask[%d,%d] = %v, want %v", r, k, got, want)
+			}
 		}
 	}
 	// FILL may only target the text box; CLICK either element.

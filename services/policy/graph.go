@@ -125,7 +125,7 @@ func (a *Architecture) buildGraph() (g *graph, outputs [4]string) {
 	bil := g.matmul(rows, g.transpose(c2, 0, 2, 1))                // [B,E+1,K]
 	un := g.reshape(g.linear(c2, "u"), -1, 1, K)                   // [B,1,K]
 	pair := g.reshape(g.matmul(InPairFeats, "pair_w"), -1, E+1, K) // [B,E+1,K]
-	candMask := g.reshape(g.additiveMask(InCandMask), -1, 1, K)
+	candMask := g.reshape(g.additiveMask(InCandMask), -1, E+1, K)
 	candLogits := g.add(g.add(g.add(bil, un), pair), candMask)
 
 	value := g.linear(glob, "v") // [B,1]

@@ -281,7 +281,7 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 		return c, fmt.Errorf("%w: type %s is masked on this page", ErrNotRepresentable, typ)
 	case UsesElement(typ) && f.ElemTypeMask[c.Type*E+c.Element] != 1:
 		return c, fmt.Errorf("%w: %s may not target bid %q", ErrNotRepresentable, typ, act.GetBid())
-	case UsesText(typ) && f.CandMask[c.Candidate] != 1:
+	case UsesText(typ) && f.CandMask[a.TextRow(typ, c.Element)*a.MaxCandidates+c.Candidate] != 1:
 		return c, fmt.Errorf("%w: candidate %d is masked", ErrNotRepresentable, c.Candidate)
 	}
 	return c, nil

@@ -25,7 +25,7 @@ func handOutput(a *Architecture, f *Features, typeLogits map[eventspb.ActionType
 	}
 	for r := range E + 1 {
 		for k := range K {
-			o.CandLogits[r*K+k] = (f.CandMask[k] - 1) * 1e9
+			o.CandLogits[r*K+k] = (f.CandMask[r*K+k] - 1) * 1e9
 		}
 	}
 	return o

@@ -40,7 +40,12 @@ func WithGroup(g string) Option { return func(o *options) { o.group = g } }
 func WithBatchRecords(n int) Option { return func(o *options) { o.batchRecords = n } }
 
 // WithLinger sets how long a batch may wait to fill before it is inserted
-// anyway (default 500ms): the bound on how stale ClickHouse is.
+// anyway (default 5s): the bound on how stale ClickHouse is. Each INSERT
+// makes a part in every table it touches and in their views' targets, and
+// ClickHouse merges each new part into the table's: at 500ms a MiniWoB++
+// training run made about 10 INSERTs a second, ClickHouse merged 92,000
+// rows a second for 120 inserted, and took 37% of one of the machine's
+// two cores from the browsers.
 func WithLinger(d time.Duration) Option { return func(o *options) { o.linger = d } }
 
 // WithLagInterval sets how often consumer lag is snapshotted into
@@ -84,7 +89,7 @@ func WithRegisterer(r prometheus.Registerer) Option { return func(o *options) { 
 func defaults() options {
 	return options{
 		batchRecords:  50_000,
-		linger:        500 * time.Millisecond,
+		linger:        5 * time.Second,
 		lagInterval:   15 * time.Second,
 		backoffMin:    100 * time.Millisecond,
 		backoffMax:    5 * time.Second,

@@ -74,13 +74,14 @@ func IndexRun(hay, needle []string) int {
 // field wants them whole; MiniWoB++'s enter-date and enter-time name their
 // values this way, without quotes. Sentence punctuation around a token is
 // not part of it, and a token without inner punctuation is an ordinary
-// word, not a literal.
+// word, not a literal, except a negative number (MiniWoB++'s use-spinner:
+// `Select -3 with the spinner`), which Words would make 3.
 func Literals(s string) []string {
 	var out []string
 	toks := strings.Fields(s)
 	for i := 0; i < len(toks); i++ {
 		t := strings.TrimRight(strings.TrimLeft(toks[i], "(\"'“"), ".,;!?)\"'”")
-		if !strings.ContainsAny(t, "0123456789") || len(Words(t)) < 2 {
+		if !strings.ContainsAny(t, "0123456789") || len(Words(t)) < 2 && !negative(t) {
 			continue
 		}
 		if i+1 < len(toks) && strings.Contains(t, ":") {
@@ -92,6 +93,12 @@ func Literals(s string) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// negative reports whether t is a minus sign and digits.
+func negative(t string) bool {
+	digits := strings.TrimPrefix(t, "-")
+	return len(digits) > 0 && len(digits) < len(t) && strings.Trim(digits, "0123456789") == ""
 }
 
 // Introducer returns the word of s just before the first occurrence of

@@ -142,6 +142,25 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			if got, want := made(obs), obs.Elements[sel].Value == item; got != want {
 				t.Fatalf("seed %d: at reset choices_made = %v with %q selected and %q named", seed, got, obs.Elements[sel].Value, item)
 			}
+			// The select's row of the text head allows its options and
+			// nothing else: the named one, never "Submit" or "list".
+			f, err := arch.Featurize(policyObservation(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := slices.Index(f.BIDs, obs.Elements[sel].BID)
+			if row < 0 {
+				t.Fatalf("seed %d: the select is not among the kept elements %q", seed, f.BIDs)
+			}
+			for k, c := range f.Candidates {
+				allowed := f.CandMask[row*arch.MaxCandidates+k] == 1
+				if want := slices.Contains(obs.Elements[sel].Options, c); allowed != want {
+					t.Fatalf("seed %d: candidate %q allowed %v for the select with options %q", seed, c, allowed, obs.Elements[sel].Options)
+				}
+			}
+			if !slices.Contains(f.Candidates, item) {
+				t.Fatalf("seed %d: the named option %q is no candidate (%q)", seed, item, f.Candidates)
+			}
 			r := step(t, e, Action{Type: SelectOption, BID: obs.Elements[sel].BID, Options: []string{item}}.String())
 			if r.Done || r.Obs == nil || !made(r.Obs) {
 				t.Fatalf("seed %d: after selecting %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
@@ -161,6 +180,71 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			if r.Done || r.Obs == nil || !made(r.Obs) {
 				t.Fatalf("seed %d: after checking %q: done %v, choices_made false (obs %+v)", seed, item, r.Done, r.Obs)
 			}
+		}
+	})
+
+	t.Run("click-button: a button's name is no value to type; enter-text's is", func(t *testing.T) {
+		col := slices.Index(arch.ElementFeatures, "quotes_typed")
+		typed := func(obs *Observation) bool {
+			t.Helper()
+			f, err := arch.Featurize(policyObservation(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f.ElemFeats[col] == 1 // the same on every element
+		}
+		withField := 0
+		for seed := int64(1); seed <= 40 && withField < 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-button", Seed: seed})
+			if !slices.ContainsFunc(obs.Elements, func(el Element) bool { return el.Role == "textbox" }) {
+				continue // the distractors are random; only pages with a field tell
+			}
+			withField++
+			if !typed(obs) {
+				t.Fatalf("seed %d %q: quotes_typed false on a page with nothing to type (%+v)", seed, obs.Instruction, obs.Elements)
+			}
+		}
+		if withField < 3 {
+			t.Fatalf("only %d of click-button's seeds 1-40 show a text field", withField)
+		}
+		for seed := int64(1); seed <= 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "enter-text", Seed: seed})
+			if typed(obs) {
+				t.Fatalf("seed %d %q: quotes_typed before anything is typed", seed, obs.Instruction)
+			}
+		}
+	})
+
+	t.Run("use-spinner: a negative number is a candidate whole, and typing it wins", func(t *testing.T) {
+		negatives := 0
+		for seed := int64(1); seed <= 40 && negatives < 2; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "use-spinner", Seed: seed})
+			n := between(t, obs.Instruction, "Select ", " with the spinner and hit Submit.")
+			if !strings.HasPrefix(n, "-") {
+				continue
+			}
+			negatives++
+			f, err := arch.Featurize(policyObservation(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(f.Candidates, n) {
+				t.Fatalf("seed %d %q: %q is no text candidate (%q)", seed, obs.Instruction, n, f.Candidates)
+			}
+			spin := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Role == "spinbutton" || el.Role == "textbox" })
+			submit := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Text == "Submit" })
+			if spin < 0 || submit < 0 {
+				t.Fatalf("seed %d: no spinner or Submit among %+v", seed, obs.Elements)
+			}
+			if r := step(t, e, Action{Type: Fill, BID: obs.Elements[spin].BID, Text: n}.String()); r.Done {
+				t.Fatalf("seed %d: filling %q ended the episode: %+v", seed, n, r.Info)
+			}
+			if r := step(t, e, Action{Type: Click, BID: obs.Elements[submit].BID}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d %q: after typing %q, Submit: done %v info %+v", seed, obs.Instruction, n, r.Done, r.Info)
+			}
+		}
+		if negatives < 2 {
+			t.Fatalf("only %d of use-spinner's seeds 1-40 ask for a negative number", negatives)
 		}
 	})
 

@@ -103,7 +103,7 @@ func expressible(arch *policy.Architecture, obs *Observation, a Action) string {
 		return fmt.Sprintf("type %s is masked", typ)
 	case policy.UsesElement(typ) && f.ElemTypeMask[c.Type*E+c.Element] != 1:
 		return fmt.Sprintf("element %d (bid %s, role %q) is masked for %s", c.Element, a.BID, findBID(obs, a.BID).Role, typ)
-	case policy.UsesText(typ) && f.CandMask[c.Candidate] != 1:
+	case policy.UsesText(typ) && f.CandMask[arch.TextRow(typ, c.Element)*arch.MaxCandidates+c.Candidate] != 1:
 		return fmt.Sprintf("candidate %d is masked", c.Candidate)
 	}
 	got, err := arch.ActionOf(f, c)

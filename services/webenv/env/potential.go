@@ -17,7 +17,8 @@ import (
 //     holding one (so enter-password's second field counts, and one phrase
 //     typed into every field of login-user does not fill the form); a
 //     phrase introduced by a word that a field's label holds counts only in
-//     such a field;
+//     such a field; a phrase that is a button's or link's whole text names
+//     what to click and is no value (click-button's distractor fields);
 //   - choosing: the checkboxes and radio buttons whose label is a run of the
 //     instruction's words, and a select one of whose options is, are the
 //     named controls; (named ones ticked or selected − others ticked) over
@@ -69,7 +70,13 @@ func instructionPotential(obs *Observation) float64 {
 // typingPotential is the typing part: false without a quoted phrase or a
 // text field.
 func typingPotential(obs *Observation) (float64, bool) {
-	phrases := instruction.QuotedPhrases(obs.Instruction)
+	// `Click on the "Next" button` beside a text field is no form to type
+	// into: typing "Next" into the field was paid as half the form, and the
+	// policy of the hour at 521c07d filled click-button's distractor fields
+	// in most of its failed episodes.
+	phrases := slices.DeleteFunc(instruction.QuotedPhrases(obs.Instruction), func(p string) bool {
+		return namesControl(obs.Elements, p)
+	})
 	if len(phrases) == 0 {
 		return 0, false
 	}
@@ -115,6 +122,21 @@ func typingPotential(obs *Observation) (float64, bool) {
 		}
 	}
 	return 0.5*float64(n)/float64(len(phrases)) + 0.5*float64(filled)/float64(fields), true
+}
+
+// namesControl reports whether phrase is the whole text of a button or a
+// link (the roles agent.js gives <button>, <a>, and role="tab"/"menuitem").
+func namesControl(els []Element, phrase string) bool {
+	p := instruction.LowerWords(phrase)
+	for _, el := range els {
+		switch el.Role {
+		case "button", "link", "tab", "menuitem":
+			if slices.Equal(instruction.LowerWords(el.Text), p) && len(p) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // choicePotential is the choosing part: false without a named control.

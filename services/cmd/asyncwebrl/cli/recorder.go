@@ -17,10 +17,11 @@ import (
 
 // newRecorder builds the recorder target: group <topic prefix>recorder,
 // writing into -clickhouse-database (migrated at start). Until they become
-// flags, two knobs are read from the environment:
+// flags, three knobs are read from the environment:
 //
 //	ASYNCWEBRL_RECORDER_SESSION_TIMEOUT  group session timeout (franz-go's 45s)
 //	ASYNCWEBRL_RECORDER_BATCH            records per batch (50000)
+//	ASYNCWEBRL_RECORDER_LINGER           longest wait of a batch that is not full (5s)
 func newRecorder(d deps) (app.Service, error) {
 	opts, err := recorderOptions(os.Getenv)
 	if err != nil {
@@ -58,6 +59,13 @@ func recorderOptions(getenv func(string) string) ([]recorder.Option, error) {
 			return nil, fmt.Errorf("invalid ASYNCWEBRL_RECORDER_BATCH=%q: want a positive integer", v)
 		}
 		opts = append(opts, recorder.WithBatchRecords(n))
+	}
+	if v := getenv("ASYNCWEBRL_RECORDER_LINGER"); v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t <= 0 {
+			return nil, fmt.Errorf("invalid ASYNCWEBRL_RECORDER_LINGER=%q: want a positive duration", v)
+		}
+		opts = append(opts, recorder.WithLinger(t))
 	}
 	return opts, nil
 }
