@@ -25,7 +25,9 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   (1,000,000,000 + seed base + i; training only ever sees seeds below
   1,000,000,000). Each model runs in a throwaway namespace with its own webenv
   and actor; with --random, the random-init policy of the same architecture
-  too, on the same seeds. Prints success per task and writes
+  too, on the same seeds, sampling its actions (the random policy over the
+  action space: a random network's argmax is one arbitrary fixed policy).
+  Prints success per task and writes
   <run-dir>/runs/eval-<time>/report.md. make run ends with it.
   --suite S         builtin (default -suite, env ASYNCWEBRL_SUITE), miniwob or all:
                     the tasks of the suite the action space can express
@@ -35,7 +37,7 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   --tiers T         comma-separated tiers (default easy,medium, up to -max-tier)
   --episodes N      episodes per task and model (default 10)
   --seed-base S     first task seed (default 700000: not a seed the curriculum draws)
-  --random          evaluate the random-init policy beside it
+  --random          evaluate the random-init policy beside it (sampled)
 Flags: -brokers, -topic-prefix, -executors, -miniwob-dir, the Kafka security flags.
 `
 
@@ -86,7 +88,7 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	models := []model{{fmt.Sprintf("%s v%d", policy, version), onnx}}
 	if vals["random"] == "true" {
-		models = append(models, model{"random init", nil})
+		models = append(models, model{"random init (sampled)", nil})
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
 	var b strings.Builder
@@ -113,7 +115,8 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 		for i, m := range models {
 			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
 			ec := replay.EvalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
-				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i)}
+				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i),
+				Sampled: m.onnx == nil}
 			name := policy
 			if m.onnx == nil {
 				name = "random-init"
