@@ -39,6 +39,22 @@ func featureArgmax(t *testing.T, arch *policy.Architecture, obs *Observation, na
 	return best, unique
 }
 
+// pageFeature featurizes obs as the actor would and reports whether the
+// named element feature that is the same on every element (typing done,
+// choosing done) holds.
+func pageFeature(t *testing.T, arch *policy.Architecture, obs *Observation, name string) bool {
+	t.Helper()
+	f, err := arch.Featurize(policyObservation(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := slices.Index(arch.ElementFeatures, name)
+	if c < 0 {
+		t.Fatalf("no element feature %q", name)
+	}
+	return f.ElemFeats[c] == 1
+}
+
 // TestIntegrationMiniWoBHintsAndContext checks, on the benchmark's own pages
 // in real Chromium, that what the page says only through tags, classes and
 // surrounding text reaches the policy's features: the element those
@@ -123,15 +139,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 	})
 
 	t.Run("choose-list, click-option: choices_made holds once the named option is chosen", func(t *testing.T) {
-		col := slices.Index(arch.ElementFeatures, "choices_made")
-		made := func(obs *Observation) bool {
-			t.Helper()
-			f, err := arch.Featurize(policyObservation(obs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f.ElemFeats[col] == 1 // the same on every element
-		}
+		made := func(obs *Observation) bool { return pageFeature(t, &arch, obs, "choices_made") }
 		for seed := int64(1); seed <= 4; seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "choose-list", Seed: seed})
 			item := between(t, obs.Instruction, "Select ", " from the list and click Submit.")
@@ -184,15 +192,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 	})
 
 	t.Run("click-button: a button's name is no value to type; enter-text's is", func(t *testing.T) {
-		col := slices.Index(arch.ElementFeatures, "quotes_typed")
-		typed := func(obs *Observation) bool {
-			t.Helper()
-			f, err := arch.Featurize(policyObservation(obs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f.ElemFeats[col] == 1 // the same on every element
-		}
+		typed := func(obs *Observation) bool { return pageFeature(t, &arch, obs, "quotes_typed") }
 		withField := 0
 		for seed := int64(1); seed <= 40 && withField < 3; seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-button", Seed: seed})
