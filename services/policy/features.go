@@ -250,7 +250,6 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	// Instruction.
 	instr := obs.GetInstruction()
 	iw := instruction.LowerWords(instr)
-	fillTokens(iw, a.Vocab, f.InstrTokens, f.InstrWeights)
 	instrSet := make(map[string]bool, len(iw))
 	for _, w := range iw {
 		instrSet[w] = true
@@ -270,6 +269,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			quoteWords = append(quoteWords, qw)
 		}
 	}
+	fillTokens(template(iw, quoteWords), a.Vocab, f.InstrTokens, f.InstrWeights)
 
 	// Elements: those intersecting the frame first, then the rest, each in
 	// document order.

@@ -556,3 +556,33 @@ func TestFeaturizeMarksSelectOptions(t *testing.T) {
 		t.Errorf("candidate Kasey from_page = 1: it is listed as the instruction's word")
 	}
 }
+
+// The instruction's word bag says what kind of task it is, not which seed:
+// two episodes that differ only in their values (quoted, or literal) have
+// the same bag, and one with other words does not.
+func TestFeaturizeInstructionBagHidesValues(t *testing.T) {
+	a := DefaultArchitecture()
+	bag := func(instr string) string {
+		t.Helper()
+		f, err := a.Featurize(&eventspb.Observation{Instruction: instr, Width: 100, Height: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(f.InstrTokens, f.InstrWeights)
+	}
+	for _, tc := range []struct{ a, b string }{
+		{`Enter the password "tywv" into both text fields and press submit.`, `Enter the password "LY xJ V" into both text fields and press submit.`},
+		{`Enter 4:28 PM as the time and press submit.`, `Enter 11:05 AM as the time and press submit.`},
+		{`Select -3 with the spinner and hit Submit.`, `Select 7 with the spinner and hit Submit.`},
+	} {
+		if bag(tc.a) != bag(tc.b) {
+			t.Errorf("bags differ:\n%q\n%q", tc.a, tc.b)
+		}
+	}
+	if bag(`Click on the "Next" button.`) == bag(`Click on the "Next" link.`) {
+		t.Error("the words around the value do not reach the bag")
+	}
+	if got, want := template([]string{"type", "ada", "99", "ada"}, [][]string{{"ada", "99"}, {"ada"}}), []string{"type", valueWord, valueWord}; !slices.Equal(got, want) {
+		t.Errorf("template = %q, want %q (the longest value at each word)", got, want)
+	}
+}

@@ -59,7 +59,10 @@ type EvalConfig struct {
 	// before had scored 8.9%), while its samples are the random policy
 	// over the action space.
 	Sampled bool
-	Log     *slog.Logger
+	// Keep leaves the evaluation's topics in place (default: deleted when it
+	// ends), so the recorder can archive its episodes for inspection.
+	Keep bool
+	Log  *slog.Logger
 }
 
 // EvalResult is the greedy success per family on its held-out test site or
@@ -121,6 +124,9 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 		return res, err
 	}
 	defer func() {
+		if c.Keep {
+			return
+		}
 		dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer dcancel()
 		_, _ = kadm.NewClient(cl).DeleteTopics(dctx, cat.Names()...)

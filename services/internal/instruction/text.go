@@ -75,13 +75,17 @@ func IndexRun(hay, needle []string) int {
 // values this way, without quotes. Sentence punctuation around a token is
 // not part of it, and a token without inner punctuation is an ordinary
 // word, not a literal, except a negative number (MiniWoB++'s use-spinner:
-// `Select -3 with the spinner`), which Words would make 3.
+// `Select -3 with the spinner`), which Words would make 3, and a number a
+// value verb takes (`Select 7 with the spinner`, `Enter 12`): the same
+// task asks for -10 to 9, and its positive half had no value to type. A
+// number elsewhere (`Click button 2`) names something and stays a word.
 func Literals(s string) []string {
 	var out []string
 	toks := strings.Fields(s)
 	for i := 0; i < len(toks); i++ {
 		t := strings.TrimRight(strings.TrimLeft(toks[i], "(\"'“"), ".,;!?)\"'”")
-		if !strings.ContainsAny(t, "0123456789") || len(Words(t)) < 2 && !negative(t) {
+		taken := i > 0 && valueVerbs[strings.ToLower(toks[i-1])] && number(t)
+		if !strings.ContainsAny(t, "0123456789") || len(Words(t)) < 2 && !negative(t) && !taken {
 			continue
 		}
 		if i+1 < len(toks) && strings.Contains(t, ":") {
@@ -97,9 +101,18 @@ func Literals(s string) []string {
 
 // negative reports whether t is a minus sign and digits.
 func negative(t string) bool {
-	digits := strings.TrimPrefix(t, "-")
-	return len(digits) > 0 && len(digits) < len(t) && strings.Trim(digits, "0123456789") == ""
+	return strings.HasPrefix(t, "-") && number(t)
 }
+
+// number reports whether t is digits, after an optional minus sign.
+func number(t string) bool {
+	digits := strings.TrimPrefix(t, "-")
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// valueVerbs take the value that follows them: a number after one is a
+// literal.
+var valueVerbs = map[string]bool{"select": true, "enter": true, "type": true, "input": true, "set": true}
 
 // Introducer returns the word of s just before the first occurrence of
 // phrase (quoted or not), lowercased, or "" when phrase is not in s or

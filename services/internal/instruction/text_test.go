@@ -32,7 +32,10 @@ func TestLiterals(t *testing.T) {
 		{`Pay $12.50, (not 7) by 3:00.`, []string{"$12.50", "3:00"}},
 		{`Click button 2 of the e-mail form.`, nil},
 		{`Select -3 with the spinner and hit Submit.`, []string{"-3"}},
-		{`Select 7 with the spinner, not -.`, nil},
+		{`Select 7 with the spinner, not -.`, []string{"7"}},
+		{`Select - with the spinner.`, nil},
+		{`Enter 12 and press Submit.`, []string{"12"}},
+		{`Click on 3 items.`, nil},
 	} {
 		if got := Literals(tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("Literals(%q) = %q, want %q", tc.in, got, tc.want)

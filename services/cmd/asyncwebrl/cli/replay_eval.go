@@ -38,11 +38,14 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   --episodes N      episodes per task and model (default 10)
   --seed-base S     first task seed (default 700000: not a seed the curriculum draws)
   --random          evaluate the random-init policy beside it (sampled)
+  --keep            keep each evaluation's topics (default: deleted at its end)
+                    and print their prefix: -target=recorder -topic-prefix=<it>
+                    archives the episodes in ClickHouse to read back
 Flags: -brokers, -topic-prefix, -executors, -miniwob-dir, the Kafka security flags.
 `
 
 func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	vals, rest, err := subFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "help", "h"})
+	vals, rest, err := subFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "keep", "help", "h"})
 	if err != nil {
 		return usageError{err}
 	}
@@ -116,7 +119,7 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
 			ec := replay.EvalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
 				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i),
-				Sampled: m.onnx == nil}
+				Sampled: m.onnx == nil, Keep: vals["keep"] == "true"}
 			name := policy
 			if m.onnx == nil {
 				name = "random-init"
@@ -125,6 +128,9 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 				return err
 			}
 			fmt.Fprintf(stdout, "  %s: %.0f%% in %s\n", m.label, 100*res[i].Rate(), res[i].Took.Round(time.Second))
+			if ec.Keep {
+				fmt.Fprintf(stdout, "  kept its topics: -topic-prefix=%s\n", ec.Prefix)
+			}
 		}
 		writeEvalTable(&b, g.tier, res, func(i int) string { return models[i].label })
 	}
