@@ -809,7 +809,10 @@ type Element struct {
 	Hint string `protobuf:"bytes,10,opt,name=hint,proto3" json:"hint,omitempty"`
 	// The visible text of the nearest ancestor that says more than the element
 	// itself (the tweet around its reply button), truncated by the actor.
-	Context       string `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
+	Context string `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
+	// The element's DOM id attribute (truncated by the actor): some pages name
+	// an element only there (MiniWoB++'s grid-coordinate: the point "(2,-1)").
+	DomId         string `protobuf:"bytes,12,opt,name=dom_id,json=domId,proto3" json:"dom_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -917,6 +920,13 @@ func (x *Element) GetHint() string {
 func (x *Element) GetContext() string {
 	if x != nil {
 		return x.Context
+	}
+	return ""
+}
+
+func (x *Element) GetDomId() string {
+	if x != nil {
+		return x.DomId
 	}
 	return ""
 }
@@ -2464,7 +2474,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +
 	"\x01w\x18\x03 \x01(\x02R\x01w\x12\f\n" +
-	"\x01h\x18\x04 \x01(\x02R\x01h\"\x97\x02\n" +
+	"\x01h\x18\x04 \x01(\x02R\x01h\"\xae\x02\n" +
 	"\aElement\x12\x10\n" +
 	"\x03bid\x18\x01 \x01(\tR\x03bid\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2477,7 +2487,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\aoptions\x18\t \x03(\tR\aoptions\x12\x12\n" +
 	"\x04hint\x18\n" +
 	" \x01(\tR\x04hint\x12\x18\n" +
-	"\acontext\x18\v \x01(\tR\acontext\"P\n" +
+	"\acontext\x18\v \x01(\tR\acontext\x12\x15\n" +
+	"\x06dom_id\x18\f \x01(\tR\x05domId\"P\n" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +

@@ -70,6 +70,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 			Options:  clipAll(el.Options, maxText, maxOptions),
 			Hint:     clip(el.Hint, maxText),
 			Context:  clip(el.Context, maxText),
+			DomId:    clip(el.DOMID, maxText),
 		})
 	}
 	ev.Timings = &eventspb.ObservationTimings{

@@ -155,8 +155,9 @@ func TestObservationEvent(t *testing.T) {
 	ref := &eventspb.TaskRef{TaskId: "t", Family: "click-button", Site: "aurora"}
 	o := &env.Observation{
 		Screenshot: pngFrame(t, 1), Viewport: webenv.Size{W: 40, H: 30}, URL: "http://x/", Instruction: "Click OK",
-		Elements: []env.Element{{BID: "7", Role: "button", Text: strings.Repeat("é", 300), Box: env.Box{X: 4, Y: 8, W: 10, H: 6}, Checked: true, Value: "v", Focused: true}},
-		Stable:   true, SettleWait: 120 * time.Millisecond, Score: 0.9,
+		Elements: []env.Element{{BID: "7", Role: "button", Text: strings.Repeat("é", 300), Box: env.Box{X: 4, Y: 8, W: 10, H: 6}, Checked: true, Value: "v", Focused: true,
+			Hint: "span like", Context: "@ann: hi", DOMID: "(2,-1)"}},
+		Stable: true, SettleWait: 120 * time.Millisecond, Score: 0.9,
 	}
 	ev, err := ob.observation("executor-1", "ep", 3, ref, o, true)
 	if err != nil {
@@ -169,7 +170,8 @@ func TestObservationEvent(t *testing.T) {
 	if b := e.GetBox(); b.GetX() != 2 || b.GetY() != 4 || b.GetW() != 5 || b.GetH() != 3 {
 		t.Fatalf("box %v, want CSS px halved into the 20x15 frame", b)
 	}
-	if len(e.GetText()) > maxText || !strings.HasPrefix(strings.Repeat("é", 300), e.GetText()) || !e.GetChecked() || !e.GetFocused() || e.GetValue() != "v" {
+	if len(e.GetText()) > maxText || !strings.HasPrefix(strings.Repeat("é", 300), e.GetText()) || !e.GetChecked() || !e.GetFocused() || e.GetValue() != "v" ||
+		e.GetHint() != "span like" || e.GetContext() != "@ann: hi" || e.GetDomId() != "(2,-1)" {
 		t.Fatalf("element %v", e)
 	}
 	env := ev.GetEnvelope()

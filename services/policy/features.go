@@ -74,6 +74,7 @@ const (
 	efQuotesTyped
 	efFieldsTyped
 	efChoicesMade
+	efIDIsValue
 	numElemFeatures
 )
 
@@ -89,6 +90,7 @@ var elementFeatureNames = []string{
 	"last_target",
 	"hint_named", "context_match", "ordinal", "names_other",
 	"quotes_typed", "fields_typed", "choices_made",
+	"id_is_value",
 }
 
 // Candidate feature columns; candidateFeatureNames names them in order.
@@ -356,6 +358,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		row[efContextMatch] = contextMatch(iw, ew, hw, instruction.LowerWords(el.GetContext()))
 		row[efOrdinal] = bool01(ordinal > 0 && ranks[el] == ordinal)
 		row[efNamesOther] = namesOther(ew, hw, kinds)
+		// An id that is a value names the element the instruction asks for
+		// where nothing visible does: grid-coordinate's points are unlabelled
+		// circles with ids "(2,-1)". Compared whole, not as words: Words
+		// drops the minus sign, and (2,1) is another point.
+		if id := bareValue(el.GetDomId()); id != "" {
+			row[efIDIsValue] = bool01(slices.ContainsFunc(quotes, func(q string) bool { return bareValue(q) == id }))
+		}
 		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
 		f.ElemWeights[e] = 1 / float32(len(els))
 		f.BIDs = append(f.BIDs, el.GetBid())

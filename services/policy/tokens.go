@@ -2,6 +2,7 @@ package policy
 
 import (
 	"hash/fnv"
+	"strings"
 )
 
 // hashWord maps a lowercased word to its vocabulary bucket: 1 + FNV-1a-32
@@ -68,4 +69,11 @@ func template(iw []string, values [][]string) []string {
 		i += n
 	}
 	return out
+}
+
+// bareValue is s lowercased without spaces and without the brackets and
+// quotes around it: "(2,-1)" and "2, -1" are the same value.
+func bareValue(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
+	return strings.Trim(s, "()[]{}\"'“”")
 }

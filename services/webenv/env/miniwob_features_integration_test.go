@@ -215,15 +215,16 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		}
 	})
 
-	t.Run("use-spinner: a negative number is a candidate whole, and typing it wins", func(t *testing.T) {
-		negatives := 0
-		for seed := int64(1); seed <= 40 && negatives < 2; seed++ {
+	t.Run("use-spinner: the number, negative or not, is a candidate whole, and typing it wins", func(t *testing.T) {
+		seen := map[bool]int{} // by sign
+		for seed := int64(1); seed <= 40 && (seen[true] < 2 || seen[false] < 2); seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "use-spinner", Seed: seed})
 			n := between(t, obs.Instruction, "Select ", " with the spinner and hit Submit.")
-			if !strings.HasPrefix(n, "-") {
+			if neg := strings.HasPrefix(n, "-"); seen[neg] >= 2 {
 				continue
+			} else {
+				seen[neg]++
 			}
-			negatives++
 			f, err := arch.Featurize(policyObservation(obs))
 			if err != nil {
 				t.Fatal(err)
@@ -243,8 +244,22 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 				t.Errorf("seed %d %q: after typing %q, Submit: done %v info %+v", seed, obs.Instruction, n, r.Done, r.Info)
 			}
 		}
-		if negatives < 2 {
-			t.Fatalf("only %d of use-spinner's seeds 1-40 ask for a negative number", negatives)
+		if seen[true] < 2 || seen[false] < 2 {
+			t.Fatalf("use-spinner's seeds 1-40 ask for %d negative and %d other numbers, want 2 each", seen[true], seen[false])
+		}
+	})
+
+	t.Run("grid-coordinate: the point whose id is the asked coordinate", func(t *testing.T) {
+		for seed := int64(1); seed <= 4; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "grid-coordinate", Seed: seed})
+			bid, unique := featureArgmax(t, &arch, obs, "id_is_value")
+			el := findBID(obs, bid)
+			if !unique || el.DOMID == "" || !strings.Contains(obs.Instruction, el.DOMID) {
+				t.Fatalf("seed %d %q: id_is_value picks %+v (unique %v)", seed, obs.Instruction, el, unique)
+			}
+			if r := step(t, e, Action{Type: Click, BID: bid}.String()); !r.Done || !r.Info.Success {
+				t.Errorf("seed %d %q: clicking %+v: done %v info %+v", seed, obs.Instruction, el, r.Done, r.Info)
+			}
 		}
 	})
 

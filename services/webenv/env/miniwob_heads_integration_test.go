@@ -31,6 +31,7 @@ func policyObservation(o *Observation) *eventspb.Observation {
 			Box:     &eventspb.Box{X: float32(el.Box.X), Y: float32(el.Box.Y), W: float32(el.Box.W), H: float32(el.Box.H)},
 			Checked: el.Checked, Value: clipBytes(el.Value, 200), Focused: el.Focused, Disabled: el.Disabled,
 			Options: clipAll(el.Options, 200), Hint: clipBytes(el.Hint, 200), Context: clipBytes(el.Context, 200),
+			DomId: clipBytes(el.DOMID, 200),
 		})
 	}
 	return ev

@@ -42,6 +42,9 @@ type Element struct {
 	// than the element itself (the tweet around a reply button), cut to 100
 	// characters.
 	Context string `json:"context,omitempty"`
+	// DOMID is the element's id attribute: some pages name an element only
+	// there (MiniWoB++'s grid-coordinate: the point "(2,-1)").
+	DOMID string `json:"domId,omitempty"`
 }
 
 // Observation is what the agent sees after Reset or Step.

@@ -274,6 +274,7 @@
         disabled: !!el.disabled
       };
       e.context = contextOf(el, e.text, query, texts);
+      if (el.id) e.domId = el.id.slice(0, 100);
       if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
       if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
       if (el.tagName === 'SELECT') {
