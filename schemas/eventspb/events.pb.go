@@ -793,7 +793,7 @@ type Element struct {
 	Box  *Box   `protobuf:"bytes,4,opt,name=box,proto3" json:"box,omitempty"`
 	// Element state, so the policy sees what it already did (a ticked box, a
 	// filled field) without reading pixels.
-	// Checkbox or radio is checked.
+	// Checkbox or radio is checked (a label: its checkbox or radio is).
 	Checked bool `protobuf:"varint,5,opt,name=checked,proto3" json:"checked,omitempty"`
 	// Current value of an input, textarea or select (truncated by the actor).
 	Value string `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`

@@ -191,6 +191,33 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		}
 	})
 
+	t.Run("click-checkboxes: a label is as checked as its box", func(t *testing.T) {
+		// The policy clicks labels; one that looked the same ticked and
+		// unticked was clicked again (and the box unticked) the next step.
+		for seed := int64(1); seed <= 3; seed++ {
+			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-checkboxes", Seed: seed})
+			label := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Role == "label" && el.Text != "" })
+			if label < 0 {
+				t.Fatalf("seed %d: no label among %+v", seed, obs.Elements)
+			}
+			el := obs.Elements[label]
+			if el.Checked {
+				t.Fatalf("seed %d: label %q checked at reset", seed, el.Text)
+			}
+			for i, want := range []bool{true, false} {
+				r := step(t, e, Action{Type: Click, BID: el.BID}.String())
+				if r.Done || r.Obs == nil {
+					t.Fatalf("seed %d: clicking label %q ended the episode", seed, el.Text)
+				}
+				box := slices.IndexFunc(r.Obs.Elements, func(b Element) bool { return b.Role == "checkbox" && b.Text == el.Text })
+				got := findBID(r.Obs, el.BID)
+				if box < 0 || got.Checked != want || r.Obs.Elements[box].Checked != want {
+					t.Fatalf("seed %d: after click %d on label %q: label checked %v, box %+v; want both %v", seed, i+1, el.Text, got.Checked, r.Obs.Elements, want)
+				}
+			}
+		}
+	})
+
 	t.Run("click-button: a button's name is no value to type; enter-text's is", func(t *testing.T) {
 		typed := func(obs *Observation) bool { return pageFeature(t, &arch, obs, "quotes_typed") }
 		withField := 0

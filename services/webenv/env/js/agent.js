@@ -277,6 +277,11 @@
       if (el.id) e.domId = el.id.slice(0, 100);
       if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
       if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
+      // A label is as checked as its box: clicking the label ticks it, and a
+      // policy that clicks labels must see what it did (click-checkboxes'
+      // greedy policy ticked a label's box and unticked it the next step).
+      var ctl = el.tagName === 'LABEL' ? el.control : null;
+      if (ctl && (ctl.type === 'checkbox' || ctl.type === 'radio')) e.checked = !!ctl.checked;
       if (el.tagName === 'SELECT') {
         e.options = [];
         for (var j = 0; j < el.options.length; j++) e.options.push(clean(el.options[j].textContent));
