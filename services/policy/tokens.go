@@ -48,9 +48,9 @@ const valueWord = "\x00value"
 // not which seed. Why: the value is a random string (a password, a time, a
 // name) whose hashed buckets moved the type head, and on held-out seeds
 // greedy enter-time clicked the time field instead of filling it in 8 of 20
-// episodes (v537 at 4f0e4a0), greedy enter-password clicked its second
-// field in 6 of 20. Which element or candidate a value belongs to is read
-// from the matching features, never from the bag.
+// episodes (v537 at 4f0e4a0), and greedy enter-password filled one field
+// and clicked the other in 6 of 20. Which element or candidate a value
+// belongs to is read from the matching features, never from the bag.
 func template(iw []string, values [][]string) []string {
 	out := make([]string, 0, len(iw))
 	for i := 0; i < len(iw); {
