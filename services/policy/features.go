@@ -272,6 +272,10 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 	}
 	fillTokens(template(iw, quoteWords), a.Vocab, f.InstrTokens, f.InstrWeights)
+	bareQuotes := make([]string, len(quotes)) // what an element's id is compared with
+	for i, q := range quotes {
+		bareQuotes[i] = bareValue(q)
+	}
 
 	// Elements: those intersecting the frame first, then the rest, each in
 	// document order.
@@ -363,7 +367,7 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		// circles with ids "(2,-1)". Compared whole, not as words: Words
 		// drops the minus sign, and (2,1) is another point.
 		if id := bareValue(el.GetDomId()); id != "" {
-			row[efIDIsValue] = bool01(slices.ContainsFunc(quotes, func(q string) bool { return bareValue(q) == id }))
+			row[efIDIsValue] = bool01(slices.Contains(bareQuotes, id))
 		}
 		fillTokens(ew, a.Vocab, f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
 		f.ElemWeights[e] = 1 / float32(len(els))

@@ -247,11 +247,11 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		for seed := int64(1); seed <= 40 && (seen[true] < 2 || seen[false] < 2); seed++ {
 			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "use-spinner", Seed: seed})
 			n := between(t, obs.Instruction, "Select ", " with the spinner and hit Submit.")
-			if neg := strings.HasPrefix(n, "-"); seen[neg] >= 2 {
+			neg := strings.HasPrefix(n, "-")
+			if seen[neg] >= 2 {
 				continue
-			} else {
-				seen[neg]++
 			}
+			seen[neg]++
 			f, err := arch.Featurize(policyObservation(obs))
 			if err != nil {
 				t.Fatal(err)
