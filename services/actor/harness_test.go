@@ -68,6 +68,15 @@ func newKafkaEnv(t *testing.T, webenvURL string) *kafkaEnv {
 	return &kafkaEnv{cfg: cfg, factory: kafka.NewFactory(cfg, kc.Seeds, nil), catalog: kc.Catalog, admin: kc.Admin}
 }
 
+// newFakeKafkaEnv is newKafkaEnv on franz-go's in-process cluster (kfake),
+// for unit tests of what the actor does rather than what the broker does.
+func newFakeKafkaEnv(t *testing.T, webenvURL string) *kafkaEnv {
+	t.Helper()
+	kc := kafkatest.Fake(t, "actor.", topics.WithPartitions(3))
+	cfg := &config.Config{InstanceID: "actor-test", WebenvURL: webenvURL}
+	return &kafkaEnv{cfg: cfg, factory: kafka.NewFactory(cfg, kc.Seeds, nil), catalog: kc.Catalog, admin: kc.Admin}
+}
+
 // startActor builds an actor on k with opts (logging to the test) and
 // starts it; it is stopped when the test ends (Stop is idempotent, so a
 // test may stop it first).

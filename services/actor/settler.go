@@ -3,6 +3,7 @@ package actor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg" // a settler may be handed JPEG screenshots
@@ -225,10 +226,11 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 				// before the page's own overdue ones, so quiet is only
 				// believed once the frame (which runs them) is taken and
 				// the DOM is still quiet after it.
-				var after settleState
-				if err := p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &after); err == nil &&
-					after.calm() && after.since() >= time.Since(calmAt) && !p.Loading() {
-					return env.Settled{Stable: true, Waited: time.Since(start), Score: 1, Frame: shot}, nil
+				// The same round trip reads the observation (env.ObserveJS)
+				// the frame goes with.
+				after, observed := afterCheck(ctx, p)
+				if after.calm() && after.since() >= time.Since(calmAt) && !p.Loading() {
+					return env.Settled{Stable: true, Waited: time.Since(start), Score: 1, Frame: shot, Observed: observed}, nil
 				}
 				continue
 			}
@@ -275,6 +277,29 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		prev, prevImg, prevAt = shot, img, shotAt
 		gap = min(2*gap, maxGap)
 	}
+}
+
+// afterCheck reads the page's settle state and, in the same round trip, its
+// observation (env.ObserveJS). When the observation fails (a page that
+// throws in it) it reads the state alone, and the env's own observation
+// reports the error.
+func afterCheck(ctx context.Context, p env.Page) (settleState, json.RawMessage) {
+	var both struct {
+		State *settleState    `json:"state"`
+		Obs   json.RawMessage `json:"obs"`
+	}
+	err := p.Eval(ctx, `window.__wob ? {state: window.__wob.settleState(), obs: `+env.ObserveJS+`} : null`, &both)
+	if err == nil {
+		if both.State == nil {
+			return settleState{}, nil
+		}
+		return *both.State, both.Obs
+	}
+	var st settleState
+	if err := p.Eval(ctx, `window.__wob ? window.__wob.settleState() : null`, &st); err != nil {
+		return settleState{}, nil
+	}
+	return st, nil
 }
 
 // maxGap bounds the time between frames while a page keeps changing.

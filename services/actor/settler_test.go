@@ -3,9 +3,12 @@ package actor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,17 +26,30 @@ type fakePage struct {
 	shots     int
 }
 
-func (p *fakePage) Eval(_ context.Context, _ string, out any) error {
+// fakeObserved is the observation the fake page answers in the settler's
+// last round trip (env.ObserveJS's value).
+const fakeObserved = `{"url":"http://fake/","elements":[]}`
+
+func (p *fakePage) Eval(_ context.Context, js string, out any) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := out.(*settleState)
-	st.Ready = "complete"
-	st.Inflight = p.inflight
-	st.Described = p.described
+	st := settleState{Ready: "complete", Inflight: p.inflight, Described: p.described}
 	if !p.busy {
 		st.Since = 1e9 // quiet for ages
 	}
-	return nil
+	if out, ok := out.(*settleState); ok {
+		*out = st
+		return nil
+	}
+	// The after-check: the state and the observation together.
+	if !strings.Contains(js, env.ObserveJS) {
+		return fmt.Errorf("unexpected evaluation %q", js)
+	}
+	b, err := json.Marshal(map[string]any{"state": st, "obs": json.RawMessage(fakeObserved)})
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 func (p *fakePage) Screenshot(context.Context) ([]byte, error) {
@@ -94,6 +110,11 @@ func TestVisualDescribedPageTakesOneFrame(t *testing.T) {
 	}
 	if !s.Stable || s.Score != 1 || p.shots != 1 || !bytes.Equal(s.Frame, pngFrame(t, 0)) {
 		t.Fatalf("described page: stable %v score %v after %d screenshots, want stable on the first", s.Stable, s.Score, p.shots)
+	}
+	// The check after the frame read the observation too: the env decodes
+	// it instead of another round trip.
+	if string(s.Observed) != fakeObserved {
+		t.Fatalf("described page: observed %q, want the after-check's %q", s.Observed, fakeObserved)
 	}
 
 	p = &fakePage{described: true, frames: func(n int) []byte { return pngFrame(t, n%30) }}

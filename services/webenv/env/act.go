@@ -16,17 +16,23 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
-// act executes one action on the page.
-func (e *Env) act(ctx context.Context, a Action) error {
+// act executes one action on the page. With before non-nil, a click sets
+// it to the page's fingerprint from before the click (agent.js's point reads
+// it in the round trip that aims).
+func (e *Env) act(ctx context.Context, a Action, before *string) error {
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	switch a.Type {
 	case Click:
 		var pt struct {
 			X, Y float64
 			DOM  bool
+			FP   string
 		}
-		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`)`, &pt); err != nil {
+		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`, `+js(before != nil)+`)`, &pt); err != nil {
 			return err
+		}
+		if before != nil {
+			*before = pt.FP
 		}
 		if pt.DOM {
 			// No point of the viewport reaches the element (agent.js's
@@ -43,13 +49,15 @@ func (e *Env) act(ctx context.Context, a Action) error {
 		if err := e.eval(ctx, fmt.Sprintf(`window.__wob.waitHit(%s, %g, %g, 250)`, js(a.BID), pt.X, pt.Y), &back); err != nil {
 			return err
 		}
-		if !back {
-			if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`)`, &pt); err != nil {
-				return err
-			}
-			if pt.DOM {
-				return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
-			}
+		if back {
+			// The pointer is on the element already: press and release.
+			return e.press(ctx, pt.X, pt.Y)
+		}
+		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`, false)`, &pt); err != nil {
+			return err
+		}
+		if pt.DOM {
+			return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
 		}
 		return e.click(ctx, pt.X, pt.Y)
 	case Fill:
@@ -137,8 +145,16 @@ var mouseWheel = cdp.Command[wheelParams, cdp.Empty]{Method: input.CommandDispat
 
 // click presses and releases the left button at (x, y), after moving there.
 func (e *Env) click(ctx context.Context, x, y float64) error {
+	if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y}); err != nil {
+		return err
+	}
+	return e.press(ctx, x, y)
+}
+
+// press presses and releases the left button at (x, y), where the pointer
+// already is.
+func (e *Env) press(ctx context.Context, x, y float64) error {
 	steps := []input.DispatchMouseEventParams{
-		{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y},
 		{Type: input.DispatchMouseEventTypeMousePressed, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1},
 		{Type: input.DispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1},
 	}

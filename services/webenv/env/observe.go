@@ -61,16 +61,32 @@ type observed struct {
 	Status   pageStatus `json:"status"`
 	Elements []Element  `json:"elements"`
 	URL      string     `json:"url"`
+	FP       string     `json:"fp"`
 }
 
-// observe reads the page: status, elements (assigning bids), URL and the
-// screenshot.
+// ObserveJS is the expression whose value is an observation of the page:
+// status, elements (assigning bids), URL, and the page's fingerprint after
+// all that (the no-op click penalty's "after"). A settler may read it in
+// its last round trip (Settled.Observed).
+const ObserveJS = `(function(){var w = window.__wob; return {status: w.status(), elements: w.elements(), url: location.href, fp: w.fingerprint()};})()`
+
+// observe reads the page (ObserveJS, unless the settler read it:
+// Settled.Observed) and takes the screenshot unless the settler's frame is
+// there.
 func (e *Env) observe(ctx context.Context, s Settled) (*Observation, pageStatus, error) {
 	var o observed
-	err := e.eval(ctx, `(function(){var w = window.__wob; return {status: w.status(), elements: w.elements(), url: location.href};})()`, &o)
+	var err error
+	if len(s.Observed) > 0 {
+		if err = json.Unmarshal(s.Observed, &o); err != nil {
+			err = fmt.Errorf("unable to decode the settler's observation: %w", err)
+		}
+	} else {
+		err = e.eval(ctx, ObserveJS, &o)
+	}
 	if err != nil {
 		return nil, pageStatus{}, fmt.Errorf("unable to observe the page: %w", err)
 	}
+	o.Status.FP = o.FP
 	obs := &Observation{Viewport: e.viewport, URL: o.URL, Instruction: o.Status.Utterance, Elements: o.Elements,
 		Stable: s.Stable, SettleWait: s.Waited, Score: s.Score}
 	if e.cfg.screenshots && len(s.Frame) > 0 {

@@ -28,6 +28,8 @@ type pageStatus struct {
 	Info      *webenv.Score `json:"info"`
 	Utterance string        `json:"utterance"`
 	Viewport  string        `json:"viewport"`
+	// FP is the page's fingerprint (agent.js), set by observe only.
+	FP string `json:"-"`
 }
 
 func (e *Env) status(ctx context.Context) (pageStatus, error) {

@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -37,6 +38,10 @@ type Settled struct {
 	// Frame is the screenshot (PNG) the verdict was taken on, when the
 	// settler took one; the observation then uses it instead of another.
 	Frame []byte
+	// Observed is the page's observation (the value of ObserveJS) when the
+	// settler read it in the round trip of its last check; the observation
+	// then decodes it instead of reading the page again.
+	Observed json.RawMessage
 }
 
 // DOMQuiet is the simple settler: the page has settled when no document is

@@ -50,16 +50,16 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 	}
 	c, cancel := e.bind(ctx)
 	defer cancel()
-	// The no-op click penalty needs the page's state before and after; skip
-	// the two round trips when the term is off.
+	// The no-op click penalty needs the page's state before and after: the
+	// click's aim and the observation read them in their own round trips.
 	trackNoop := a.Type == Click && e.cfg.shaping.NoOpClick != 0
-	var before string
+	var before *string
 	if trackNoop {
-		_ = e.eval(c, `window.__wob.fingerprint()`, &before)
+		before = new(string)
 	}
 	t0 := time.Now()
 	ac, acancel := context.WithTimeout(c, e.cfg.actionTimeout)
-	actErr := e.act(ac, a)
+	actErr := e.act(ac, a, before)
 	acancel()
 	actTime := time.Since(t0)
 	if err := ctx.Err(); err != nil {
@@ -75,9 +75,7 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 	}
 	changed := true
 	if trackNoop {
-		var after string
-		_ = e.eval(c, `window.__wob.fingerprint()`, &after)
-		changed = actErr == nil && before != after
+		changed = actErr == nil && *before != st.FP
 	}
 	if !st.HasCore && e.lastScore != nil {
 		// Off the task's pages (an unknown page, an error page): the

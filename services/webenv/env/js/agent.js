@@ -326,7 +326,17 @@
   // a page whose episode already ended (a MiniWoB++ task's own time limit
   // can end it between two steps) it refuses: core.js has brought its
   // cover back, and a click on the cover would start an unseeded episode.
-  S.point = function (bid) {
+  // point returns where a click on element bid lands, and with withFP the
+  // page's fingerprint from before it scrolls the element into view (the
+  // no-op click penalty's "before", without a round trip of its own).
+  S.point = function (bid, withFP) {
+    var fp = withFP ? S.fingerprint() : '';
+    var p = aim(bid);
+    p.fp = fp;
+    return p;
+  };
+
+  function aim(bid) {
     if (window.WOB_DONE_GLOBAL) throw new Error('the episode is over (' + (window.WOB_REWARD_REASON || 'done') + '): nothing is clicked');
     var el = find(bid);
     if (el.tagName === 'OPTION') throw new Error('bid "' + bid + '" is an option: use select_option on its select');
@@ -353,7 +363,7 @@
       }
     }
     return { x: x, y: y, dom: true };
-  };
+  }
 
   // hits reports whether a click at (x, y) reaches el or one of its
   // descendants (a label's click reaches its control).

@@ -12,14 +12,27 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-// TestIntegrationOnPolicyWaitsForVersions is the actor's half of the
-// classic on-policy loop (bench train's sync mode): a stand-in learner
-// publishes version v+1 a while after it has read the end of every episode
-// of batch v, and no episode of the next batch may start before that
-// version is out; every batch acts with one version only.
+// TestIntegrationOnPolicyWaitsForVersions is testOnPolicyWaitsForVersions
+// on the real broker.
 func TestIntegrationOnPolicyWaitsForVersions(t *testing.T) {
 	srv := startWebenv(t, "none")
-	k := newKafkaEnv(t, srv.URL())
+	testOnPolicyWaitsForVersions(t, newKafkaEnv(t, srv.URL()))
+}
+
+// TestOnPolicyWaitsForVersions is testOnPolicyWaitsForVersions on franz-go's
+// in-process cluster (kfake): the wait is the actor's, not the broker's, so
+// it holds without one.
+func TestOnPolicyWaitsForVersions(t *testing.T) {
+	srv := startWebenv(t, "none")
+	testOnPolicyWaitsForVersions(t, newFakeKafkaEnv(t, srv.URL()))
+}
+
+// testOnPolicyWaitsForVersions is the actor's half of the classic on-policy
+// loop (bench train's sync mode): a stand-in learner publishes version v+1
+// a while after it has read the end of every episode of batch v, and no
+// episode of the next batch may start before that version is out; every
+// batch acts with one version only.
+func testOnPolicyWaitsForVersions(t *testing.T, k *kafkaEnv) {
 	const executors, batches = 2, 3
 	publishWeights(t, k, 1, 7)
 	published := map[uint64]time.Time{1: time.Now()}
