@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,8 @@ type Process struct {
 	Cmd *exec.Cmd
 	// Log is the file holding its stdout and stderr.
 	Log string
+	// from is where its own lines start in Log (a restart appends).
+	from int64
 	// Done is closed when it has exited; Err is then its exit error.
 	Done chan struct{}
 	Err  error
@@ -60,6 +63,11 @@ func StartProcess(bin, dir, name string, env []string, args ...string) (*Process
 	if err != nil {
 		return nil, fmt.Errorf("unable to open the log of %s: %w", name, err)
 	}
+	from, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("unable to open the log of %s: %w", name, err)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if env != nil {
@@ -69,7 +77,7 @@ func StartProcess(bin, dir, name string, env []string, args ...string) (*Process
 		f.Close()
 		return nil, fmt.Errorf("unable to start %s: %w", name, err)
 	}
-	p := &Process{Cmd: cmd, Log: logPath, Done: make(chan struct{})}
+	p := &Process{Cmd: cmd, Log: logPath, from: from, Done: make(chan struct{})}
 	go func() { p.Err = cmd.Wait(); f.Close(); close(p.Done) }()
 	return p, nil
 }
@@ -101,4 +109,23 @@ func (p *Process) Lines(t testing.TB, subs ...string) []string {
 		}
 	}
 	return out
+}
+
+// LastError returns the last line this process (not a predecessor whose
+// log it continues) logged as an error (level=ERROR), else its last line:
+// why a member that exited on its own did so, for a verdict read after its
+// log is gone.
+func (p *Process) LastError() string {
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		return fmt.Sprintf("(unable to read its log: %v)", err)
+	}
+	b = b[min(int(p.from), len(b)):]
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "level=ERROR") {
+			return lines[i]
+		}
+	}
+	return lines[len(lines)-1]
 }

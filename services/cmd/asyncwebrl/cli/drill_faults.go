@@ -132,7 +132,7 @@ func (d *drillRun) stopMembers(roles ...string) []string {
 	var unclean []string
 	for _, m := range all {
 		if err, ok := early[m.name]; ok {
-			unclean = append(unclean, fmt.Sprintf("%s (exited during the drill: %v)", m.name, err))
+			unclean = append(unclean, fmt.Sprintf("%s (exited during the drill: %v; its log's last error: %s)", m.name, err, m.p.LastError()))
 			continue
 		}
 		select {

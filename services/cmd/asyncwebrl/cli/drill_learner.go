@@ -74,8 +74,8 @@ func (d *drillRun) supervise(m *member) func() {
 			}
 			m.mu.Lock()
 			if !m.held && m.p == p {
-				note := fmt.Sprintf("%s exited on its own at load+%s (%v); restarted, as its supervisor would",
-					m.name, time.Since(d.loadStart).Round(time.Second), p.Err)
+				note := fmt.Sprintf("%s exited on its own at load+%s (%v; its log's last error: %s); restarted, as its supervisor would",
+					m.name, time.Since(d.loadStart).Round(time.Second), p.Err, p.LastError())
 				d.selfExits = append(d.selfExits, note)
 				d.say("%s", note)
 				if err := d.startMember(m); err != nil {
