@@ -66,7 +66,7 @@ func StartProcess(bin, dir, name string, env []string, args ...string) (*Process
 	from, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("unable to open the log of %s: %w", name, err)
+		return nil, fmt.Errorf("unable to find the end of the log of %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f

@@ -279,6 +279,9 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 	}
 }
 
+// afterCheckJS reads the settle state and the observation in one evaluation.
+const afterCheckJS = `window.__wob ? {state: window.__wob.settleState(), obs: ` + env.ObserveJS + `} : null`
+
 // afterCheck reads the page's settle state and, in the same round trip, its
 // observation (env.ObserveJS). When the observation fails (a page that
 // throws in it) it reads the state alone, and the env's own observation
@@ -288,7 +291,7 @@ func afterCheck(ctx context.Context, p env.Page) (settleState, json.RawMessage) 
 		State *settleState    `json:"state"`
 		Obs   json.RawMessage `json:"obs"`
 	}
-	err := p.Eval(ctx, `window.__wob ? {state: window.__wob.settleState(), obs: `+env.ObserveJS+`} : null`, &both)
+	err := p.Eval(ctx, afterCheckJS, &both)
 	if err == nil {
 		if both.State == nil {
 			return settleState{}, nil
