@@ -149,7 +149,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	); err != nil {
 		return err
 	}
-	s.tasks = newTaskSource(s.tasksCl, gen, s.opts.taskGrace, s.log)
+	s.tasks = newTaskSource(s.tasksCl, gen, s.opts.taskGrace, s.opts.taskPause, s.log)
 
 	bopts := s.opts.browserOpts
 	if !s.opts.unpaced {

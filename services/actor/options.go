@@ -65,6 +65,7 @@ type options struct {
 	maxSteps       int
 	resettles      int
 	taskGrace      time.Duration
+	taskPause      time.Duration
 	taskGroup      string
 	families       []string
 	onPolicy       bool
@@ -97,6 +98,7 @@ func defaultOptions() options {
 		maxSteps:       12,
 		resettles:      2,
 		taskGrace:      3 * time.Second,
+		taskPause:      30 * time.Second,
 		policyName:     "default",
 		weightsCatchUp: 15 * time.Second,
 		telemetryEvery: 10 * time.Second,
@@ -159,6 +161,13 @@ func WithResettles(n int) Option { return func(o *options) { o.resettles = n } }
 // WithTaskGrace sets how long executors wait for a task from the tasks topic
 // before the local generator supplies one (default 3s).
 func WithTaskGrace(d time.Duration) Option { return func(o *options) { o.taskGrace = d } }
+
+// WithTaskPause sets how long executors wait for the next assignment once
+// the tasks topic has delivered one, before the local generator supplies
+// tasks (default 30s, never less than the task grace): a scheduler that
+// holds assignments back for its learner's staleness bound is paused, not
+// gone.
+func WithTaskPause(d time.Duration) Option { return func(o *options) { o.taskPause = d } }
 
 // WithTaskGroup sets the tasks consumer group (default: topic prefix +
 // "actor").

@@ -18,17 +18,21 @@ import (
 // taskSource hands tasks to executors: assignments from the tasks topic
 // (a consumer group, so several actors share them) and, when no assignment
 // has arrived for the grace period, tasks of the local default generator, so
-// an actor without a scheduler still works. As soon as assignments flow
-// again, they win.
+// an actor without a scheduler still works. Once a scheduler has been heard
+// from, the wait is the longer pause: a scheduler holds assignments back
+// while its learner catches up (learner.WithMaxStaleness), and local tasks
+// would undo that. As soon as assignments flow again, they win.
 type taskSource struct {
 	grace time.Duration
+	pause time.Duration
 	log   *slog.Logger
 	cl    *kgo.Client // nil: local generator only
 	in    chan offered
 	gen   *localTasks
 
-	mu   sync.Mutex
-	last time.Time // last assignment received (or the start)
+	mu    sync.Mutex
+	last  time.Time // last assignment received (or the start)
+	heard bool      // an assignment was received
 
 	stopped chan struct{}
 }
@@ -39,8 +43,8 @@ type offered struct {
 	rec  *kgo.Record
 }
 
-func newTaskSource(cl *kgo.Client, gen *localTasks, grace time.Duration, log *slog.Logger) *taskSource {
-	return &taskSource{grace: grace, log: log, cl: cl, in: make(chan offered), gen: gen, last: time.Now(), stopped: make(chan struct{})}
+func newTaskSource(cl *kgo.Client, gen *localTasks, grace, pause time.Duration, log *slog.Logger) *taskSource {
+	return &taskSource{grace: grace, pause: max(grace, pause), log: log, cl: cl, in: make(chan offered), gen: gen, last: time.Now(), stopped: make(chan struct{})}
 }
 
 // run polls the tasks topic until ctx ends.
@@ -84,9 +88,7 @@ func (s *taskSource) next(ctx context.Context) (*eventspb.Task, error) {
 		return s.took(o), nil
 	default:
 	}
-	s.mu.Lock()
-	wait := s.grace - time.Since(s.last)
-	s.mu.Unlock()
+	wait := s.fallbackIn(time.Now())
 	if wait <= 0 || s.cl == nil {
 		return s.gen.next(), nil
 	}
@@ -102,9 +104,20 @@ func (s *taskSource) next(ctx context.Context) (*eventspb.Task, error) {
 	}
 }
 
+// fallbackIn is how long from now an executor waits for an assignment
+// before the local generator supplies its task.
+func (s *taskSource) fallbackIn(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.heard {
+		return s.pause - now.Sub(s.last)
+	}
+	return s.grace - now.Sub(s.last)
+}
+
 func (s *taskSource) took(o offered) *eventspb.Task {
 	s.mu.Lock()
-	s.last = time.Now()
+	s.last, s.heard = time.Now(), true
 	s.mu.Unlock()
 	s.cl.MarkCommitRecords(o.rec)
 	return o.task

@@ -257,10 +257,31 @@ func TestTaskSourceFallsBackToLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTaskSource(nil, g, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := newTaskSource(nil, g, time.Hour, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	task, err := s.next(context.Background())
 	if err != nil || task.GetFamily() != "click-button" {
 		t.Fatalf("next without a tasks client: %v, %v", task, err)
+	}
+}
+
+// Before any assignment the local generator takes over after the grace;
+// once a scheduler was heard from, only after the (longer) pause, so a
+// scheduler holding tasks back is not undone by local ones.
+func TestTaskSourceWaitsLongerOnceHeard(t *testing.T) {
+	s := newTaskSource(nil, nil, 3*time.Second, 30*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t0 := s.last
+	if got := s.fallbackIn(t0.Add(time.Second)); got != 2*time.Second {
+		t.Fatalf("before any assignment: fallback in %s, want 2s", got)
+	}
+	s.heard = true
+	if got := s.fallbackIn(t0.Add(time.Second)); got != 29*time.Second {
+		t.Fatalf("after an assignment: fallback in %s, want 29s", got)
+	}
+	if got := s.fallbackIn(t0.Add(31 * time.Second)); got > 0 {
+		t.Fatalf("a scheduler silent past the pause: fallback in %s, want now", got)
+	}
+	if s := newTaskSource(nil, nil, 5*time.Second, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil))); s.pause != 5*time.Second {
+		t.Fatalf("a pause shorter than the grace: %s, want the grace", s.pause)
 	}
 }
 

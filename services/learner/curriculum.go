@@ -147,6 +147,11 @@ type curriculum struct {
 	seed        int64
 	demosIssued int
 	issued      int
+	held        bool
+
+	// hold, when set, holds assignments back while it is true (the
+	// learner's staleness bound, WithMaxStaleness).
+	hold func() bool
 
 	producer  *kgo.Client
 	consumer  *kgo.Client
@@ -348,6 +353,13 @@ func (cu *curriculum) queued(ctx context.Context, adm *kadm.Client) (int, error)
 func (cu *curriculum) next(queued int) []*eventspb.Task {
 	cu.mu.Lock()
 	defer cu.mu.Unlock()
+	if held := cu.hold != nil && cu.hold(); held != cu.held {
+		cu.held = held
+		cu.log.Debug("staleness bound", "holding", held, "queued", queued)
+	}
+	if cu.held {
+		return nil
+	}
 	var out []*eventspb.Task
 	for queued+len(out) < cu.c.InFlight {
 		out = append(out, cu.pick()...)

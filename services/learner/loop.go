@@ -46,9 +46,10 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 				lastPublish = s.updates.Load()
 				continue
 			}
-		case s.replay.len() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
+		case s.evictStale() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
 			batch = s.replay.batch(s.o.batchSize)
 			s.rlUpdates++
+			s.rlDone.Store(s.rlUpdates)
 		}
 		if batch == nil {
 			idle.Reset(50 * time.Millisecond)
@@ -139,4 +140,29 @@ func (s *Service) updated(st stepStats, took time.Duration) int64 {
 	s.last = st
 	s.statsMu.Unlock()
 	return n
+}
+
+// behind is how many versions of policy-gradient updates the learner owes
+// to the samples it has ingested (by its replay ratio; publish-every
+// updates a version). It is 0 until training can start (the replay's
+// minimum, the warm start), when the owed updates are not yet the
+// learner's to do: holding the rollout back then would starve it.
+func (s *Service) behind() float64 {
+	if s.replay.len() < s.o.minReplay || (s.o.bcUpdates > 0 && !s.bcDone.Load() && s.demos.len() > 0) {
+		return 0
+	}
+	owed := float64(s.ingested.Load())*s.o.replayRat/float64(s.o.batchSize) - float64(s.rlDone.Load())
+	return max(0, owed/float64(s.o.publishK))
+}
+
+// evictStale drops the replay's samples more than the max policy lag
+// behind the newest version, as ingestion does (WithMaxPolicyLag), and
+// returns the replay's size.
+func (s *Service) evictStale() int {
+	if lag, v := s.o.maxLag, s.version.Load(); lag > 0 && v > lag {
+		if n := s.replay.evictBefore(v - lag); n > 0 {
+			s.m.skipped.WithLabelValues("stale").Add(float64(n))
+		}
+	}
+	return s.replay.len()
 }

@@ -21,6 +21,7 @@ type metrics struct {
 	loss          prometheus.Gauge
 	entropy       prometheus.Gauge
 	pending       prometheus.Gauge
+	behind        prometheus.Gauge
 	updateSeconds prometheus.Histogram
 }
 
@@ -60,6 +61,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		loss:        g("loss", "Total loss of the last update."),
 		entropy:     g("entropy", "Mean policy entropy of the last update."),
 		pending:     g("pending_transitions", "Transitions waiting for the end of their episode or group."),
+		behind:      g("versions_behind", "Versions of updates owed to samples already ingested, at the last publish (the staleness bound's measure)."),
 		updateSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "update_seconds",
 			Help: "Time of one gradient update.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}),
 	}

@@ -32,6 +32,7 @@ type options struct {
 	gamma      float64
 	groupSize  int
 	maxLag     uint64
+	maxStale   float64
 	bcUpdates  int
 	ckptDir    string
 	seed       uint64
@@ -80,6 +81,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid publish interval %d updates: want at least 1", o.publishK)
 	case o.gamma <= 0 || o.gamma > 1:
 		return fmt.Errorf("invalid discount %v: want (0, 1]", o.gamma)
+	case o.maxStale < 0:
+		return fmt.Errorf("invalid max staleness %v versions: want 0 (off) or more", o.maxStale)
 	case o.replayRat <= 0:
 		return fmt.Errorf("invalid replay ratio %v: want > 0", o.replayRat)
 	case o.hyper.LR <= 0:
@@ -166,8 +169,19 @@ func WithGamma(g float64) Option { return func(o *options) { o.gamma = g } }
 func WithGroupSize(n int) Option { return func(o *options) { o.groupSize = n } }
 
 // WithMaxPolicyLag drops samples whose policy version is more than lag
-// behind the version being trained (default 0: off).
+// behind the newest version (default 0: off): on arrival, and from the
+// replay as versions advance.
 func WithMaxPolicyLag(lag uint64) Option { return func(o *options) { o.maxLag = lag } }
+
+// WithMaxStaleness bounds how far the rollout may run ahead of training
+// (default 0: off): with a curriculum, the scheduler issues no assignment
+// while the learner owes more than eta versions of updates (publish-every
+// updates each) to samples it already holds, by its replay ratio. This is
+// AReaL's staleness bound η, placed where the learner's backlog is known:
+// actors that share the learner's cores wait instead of producing data the
+// learner can only train on many versions late (ARCHITECTURE.md, "staleness
+// bound"). The on-policy loop (WithSyncBatches) ignores it.
+func WithMaxStaleness(eta float64) Option { return func(o *options) { o.maxStale = eta } }
 
 // WithBCUpdates sets the behaviour-cloning warm start: this many updates on
 // demonstrations (source = SOURCE_DEMO) before policy-gradient training

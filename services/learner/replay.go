@@ -69,6 +69,20 @@ func (r *replay) add(ss ...*sample) {
 	}
 }
 
+// evictBefore drops the samples acted with a policy version older than v
+// and returns how many it dropped. FIFO alone does not bound the replay's
+// age: updates are paced by ingestion, so evictions (after maxUses draws)
+// match arrivals and the buffer keeps the size it grew to while the
+// learner was behind, hundreds of updates of old data (ARCHITECTURE.md,
+// "staleness bound").
+func (r *replay) evictBefore(v uint64) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.items)
+	r.items = slices.DeleteFunc(r.items, func(s *sample) bool { return s.version < v })
+	return n - len(r.items)
+}
+
 func (r *replay) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -54,7 +54,8 @@ type Service struct {
 	ingested  atomic.Int64 // policy samples released to the replay
 	demoIn    atomic.Int64
 	bcDone    atomic.Bool
-	rlUpdates int64 // torch thread only
+	rlUpdates int64        // torch thread only
+	rlDone    atomic.Int64 // rlUpdates, for the scheduler's staleness bound
 
 	arch   policy.Architecture
 	params policy.Params // initial parameters, handed to the torch thread
@@ -116,6 +117,11 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		}
 		if s.cur, err = newCurriculum(c, s.log); err != nil {
 			return nil, err
+		}
+		if o.maxStale > 0 && s.sync == nil {
+			// The on-policy loop is its own bound: its actors wait for
+			// every version, and its updates are not paced by the ratio.
+			s.cur.hold = func() bool { return s.behind() > o.maxStale }
 		}
 	}
 	return s, nil
@@ -459,6 +465,8 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 	parent := s.version.Load()
 	v := parent + 1
 	sum := sha256.Sum256(onnx)
+	behind := s.behind()
+	s.m.behind.Set(behind)
 	now := time.Now()
 	ev := &eventspb.Weights{
 		Envelope:          eventspb.NewEnvelope(s.o.instance),
@@ -476,6 +484,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL,
 			"staleness": st.Staleness, "max_staleness": st.MaxStaleness,
 			"samples": float64(s.ingested.Load()), "demo_samples": float64(s.demoIn.Load()), "replay": float64(s.replay.len()),
+			"versions_behind": behind,
 		},
 	}
 	b, err := eventspb.Marshal(ev)

@@ -18,6 +18,9 @@ type Learner struct {
 	PublishEvery int
 	GroupSize    int
 	MaxPolicyLag uint64
+	// MaxStaleness holds the scheduler's assignments back while the
+	// learner owes more than this many versions of updates (0: off).
+	MaxStaleness float64
 	// Demos is the number of oracle demonstration episodes the scheduler
 	// issues first for the behaviour-cloning warm start (0: no warm start).
 	Demos     int
@@ -53,6 +56,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.PublishEvery, "publish-every", 10, "learner: publish weights every K updates (env "+envName("publish-every")+")")
 	fs.IntVar(&l.GroupSize, "group-size", 4, "learner: GRPO episodes per group of one task seed (env "+envName("group-size")+")")
 	fs.Uint64Var(&l.MaxPolicyLag, "max-policy-lag", 0, "learner: drop samples more than this many versions old; 0 = off (env "+envName("max-policy-lag")+")")
+	fs.Float64Var(&l.MaxStaleness, "max-staleness", 0, "learner: the scheduler holds tasks back while the learner owes more than this many versions of updates to samples it holds (AReaL's staleness bound); 0 = off (env "+envName("max-staleness")+")")
 	fs.IntVar(&l.Demos, "demos", 0, "learner: oracle demonstration episodes to schedule first for the behaviour-cloning warm start; 0 = none (env "+envName("demos")+")")
 	fs.IntVar(&l.BCUpdates, "bc-updates", 300, "learner: behaviour-cloning updates on demonstrations before RL (env "+envName("bc-updates")+")")
 	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")

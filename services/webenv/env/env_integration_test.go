@@ -18,7 +18,7 @@ type harness struct {
 	b   *Browser
 }
 
-func newHarness(t *testing.T, opts ...webenv.Option) *harness {
+func newHarness(t testing.TB, opts ...webenv.Option) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -40,7 +40,7 @@ func newHarness(t *testing.T, opts ...webenv.Option) *harness {
 	return &harness{srv: srv, b: b}
 }
 
-func (h *harness) env(t *testing.T, opts ...Option) *Env {
+func (h *harness) env(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -74,7 +74,7 @@ func step(t *testing.T, e *Env, a string) *StepResult {
 	return r
 }
 
-func reset(t *testing.T, e *Env, task TaskRef) *Observation {
+func reset(t testing.TB, e *Env, task TaskRef) *Observation {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -114,6 +114,9 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([
 	id := randomID()
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, cap %s, %d executors, %d cores, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.cap, cfg.Actor.Executors, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
+		fmt.Fprintf(stdout, "async learner: max staleness %g versions (the scheduler's bound), max policy lag %d (0: off)\n", l.MaxStaleness, l.MaxPolicyLag)
+	}
 	var runs []trainRun
 	for k := range bt.repeat {
 		for _, mode := range bt.modes {

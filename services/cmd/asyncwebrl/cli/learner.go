@@ -38,6 +38,7 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithHyper(hp),
 		learner.WithSampling(sampling),
 		learner.WithMaxPolicyLag(l.MaxPolicyLag),
+		learner.WithMaxStaleness(l.MaxStaleness),
 		learner.WithBCUpdates(l.BCUpdates),
 		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
 	}
