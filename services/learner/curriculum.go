@@ -147,11 +147,14 @@ type curriculum struct {
 	seed        int64
 	demosIssued int
 	issued      int
-	held        bool
+	heldSince   time.Time // zero: not holding
 
 	// hold, when set, holds assignments back while it is true (the
-	// learner's staleness bound, WithMaxStaleness).
-	hold func() bool
+	// learner's staleness bound, WithMaxStaleness), for at most maxHold at
+	// a time: a hold the actors outwait (actor.WithTaskPause) sends them to
+	// their local tasks, which feed the backlog the hold waits out.
+	hold    func() bool
+	maxHold time.Duration
 
 	producer  *kgo.Client
 	consumer  *kgo.Client
@@ -353,11 +356,7 @@ func (cu *curriculum) queued(ctx context.Context, adm *kadm.Client) (int, error)
 func (cu *curriculum) next(queued int) []*eventspb.Task {
 	cu.mu.Lock()
 	defer cu.mu.Unlock()
-	if held := cu.hold != nil && cu.hold(); held != cu.held {
-		cu.held = held
-		cu.log.Debug("staleness bound", "holding", held, "queued", queued)
-	}
-	if cu.held {
+	if cu.holding(time.Now()) {
 		return nil
 	}
 	var out []*eventspb.Task
@@ -366,6 +365,28 @@ func (cu *curriculum) next(queued int) []*eventspb.Task {
 	}
 	cu.issued += len(out)
 	return out
+}
+
+// holding reports whether assignments are held back at now: while hold
+// says so, for at most maxHold, after which one round is issued and the
+// next hold starts. The caller holds cu.mu.
+func (cu *curriculum) holding(now time.Time) bool {
+	if cu.hold == nil || !cu.hold() {
+		if !cu.heldSince.IsZero() {
+			cu.log.Debug("staleness bound released", "held", now.Sub(cu.heldSince))
+		}
+		cu.heldSince = time.Time{}
+		return false
+	}
+	switch {
+	case cu.heldSince.IsZero():
+		cu.heldSince = now
+		cu.log.Debug("staleness bound holding tasks")
+	case now.Sub(cu.heldSince) >= cu.maxHold:
+		cu.heldSince = now // one round, then hold again
+		return false
+	}
+	return true
 }
 
 // pick chooses the next assignment (a GRPO group is several).

@@ -26,6 +26,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 	lastPublish := s.updates.Load()
 	rng := rand.New(rand.NewPCG(s.o.seed, 0x5eed))
 	var st stepStats
+	var rounds [][]*sample // Epochs: the minibatches left of this round
 	idle := time.NewTimer(0)
 	defer idle.Stop()
 	for ctx.Err() == nil {
@@ -45,6 +46,16 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 				}
 				lastPublish = s.updates.Load()
 				continue
+			}
+		case s.o.sampling == Epochs:
+			if len(rounds) == 0 && s.evictStale() >= s.epochChunk() {
+				rounds = minibatches(s.replay.takeAll(), s.o.batchSize, s.o.replayRat, rng)
+			}
+			if len(rounds) > 0 {
+				batch, rounds = rounds[0], rounds[1:]
+				s.rounds.Store(int64(len(rounds)))
+				s.rlUpdates++
+				s.rlDone.Store(s.rlUpdates)
 			}
 		case s.evictStale() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
 			batch = s.replay.batch(s.o.batchSize)
@@ -144,15 +155,32 @@ func (s *Service) updated(st stepStats, took time.Duration) int64 {
 
 // behind is how many versions of policy-gradient updates the learner owes
 // to the samples it has ingested (by its replay ratio; publish-every
-// updates a version). It is 0 until training can start (the replay's
-// minimum, the warm start), when the owed updates are not yet the
-// learner's to do: holding the rollout back then would starve it.
+// updates a version) and can still do: no more than what its replay (and
+// an Epochs round under way) holds, so samples dropped as stale never keep
+// the rollout waiting for updates that cannot happen. It is 0 while the
+// learner waits for data (below the replay's minimum, or an Epochs round's
+// chunk) and during the warm start: holding the rollout back then would
+// starve it.
 func (s *Service) behind() float64 {
-	if s.replay.len() < s.o.minReplay || (s.o.bcUpdates > 0 && !s.bcDone.Load() && s.demos.len() > 0) {
+	if s.o.bcUpdates > 0 && !s.bcDone.Load() && s.demos.len() > 0 {
 		return 0
 	}
-	owed := float64(s.ingested.Load())*s.o.replayRat/float64(s.o.batchSize) - float64(s.rlDone.Load())
-	return max(0, owed/float64(s.o.publishK))
+	perSample := s.o.replayRat / float64(s.o.batchSize)
+	can := float64(s.rounds.Load())
+	if n := s.replay.len(); n >= s.startAt() {
+		can += float64(n) * perSample
+	}
+	owed := float64(s.ingested.Load())*perSample - float64(s.rlDone.Load())
+	return max(0, min(owed, can)/float64(s.o.publishK))
+}
+
+// startAt is the replay size at which the learner trains: the replay's
+// minimum, or with Epochs, the next round's chunk.
+func (s *Service) startAt() int {
+	if s.o.sampling == Epochs {
+		return s.epochChunk()
+	}
+	return s.o.minReplay
 }
 
 // evictStale drops the replay's samples more than the max policy lag
@@ -165,4 +193,15 @@ func (s *Service) evictStale() int {
 		}
 	}
 	return s.replay.len()
+}
+
+// epochChunk is the least an Epochs round trains on: one version's worth
+// of samples (publish-every updates at the replay ratio), and the replay's
+// minimum before the first.
+func (s *Service) epochChunk() int {
+	n := max(1, int(float64(s.o.publishK*s.o.batchSize)/s.o.replayRat))
+	if s.rlDone.Load() == 0 {
+		n = max(n, s.o.minReplay)
+	}
+	return n
 }

@@ -18,15 +18,22 @@ const (
 	// advantage seen the last time the sample was trained on: surprising
 	// steps are replayed more.
 	Prioritized Sampling = "prioritized"
+	// Epochs trains on samples as they arrive, the way the on-policy
+	// learner trains on its batch: all that arrived since the last round
+	// (at least one version's worth: publish-every × batch size / replay
+	// ratio), shuffled into minibatches that use each of them replay-ratio
+	// times, after which they leave. No task balancing, as in the on-policy
+	// loop; offline training (replay train) draws uniformly.
+	Epochs Sampling = "epochs"
 )
 
 // ParseSampling checks a flag value.
 func ParseSampling(s string) (Sampling, error) {
 	switch x := Sampling(s); x {
-	case FIFO, Prioritized:
+	case FIFO, Prioritized, Epochs:
 		return x, nil
 	}
-	return "", fmt.Errorf("unknown replay sampling %q (want fifo or prioritized)", s)
+	return "", fmt.Errorf("unknown replay sampling %q (want fifo, prioritized or epochs)", s)
 }
 
 // Prioritized replay's exponent and floor.
@@ -81,6 +88,15 @@ func (r *replay) evictBefore(v uint64) int {
 	n := len(r.items)
 	r.items = slices.DeleteFunc(r.items, func(s *sample) bool { return s.version < v })
 	return n - len(r.items)
+}
+
+// takeAll empties the buffer and returns its samples, oldest first.
+func (r *replay) takeAll() []*sample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.items
+	r.items = nil
+	return out
 }
 
 func (r *replay) len() int {

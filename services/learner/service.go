@@ -56,6 +56,7 @@ type Service struct {
 	bcDone    atomic.Bool
 	rlUpdates int64        // torch thread only
 	rlDone    atomic.Int64 // rlUpdates, for the scheduler's staleness bound
+	rounds    atomic.Int64 // minibatches left of the Epochs round under way
 
 	arch   policy.Architecture
 	params policy.Params // initial parameters, handed to the torch thread
@@ -122,6 +123,7 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 			// The on-policy loop is its own bound: its actors wait for
 			// every version, and its updates are not paced by the ratio.
 			s.cur.hold = func() bool { return s.behind() > o.maxStale }
+			s.cur.maxHold = maxHold
 		}
 	}
 	return s, nil
@@ -139,6 +141,12 @@ func (s *Service) fail(err error) {
 
 // Version is the newest published version.
 func (s *Service) Version() uint64 { return s.version.Load() }
+
+// maxHold is the longest the staleness bound holds tasks back at a time,
+// well under the actors' task pause (30 s by default), after which they
+// would run local tasks: a learner that cannot catch up within it (its
+// first versions, a slow machine) gets a round of tasks and holds again.
+const maxHold = 10 * time.Second
 
 // leaseJoinTimeout bounds Start's wait for the lease group's first
 // assignment. A group whose previous leader was killed answers after that

@@ -2,6 +2,7 @@ package learner
 
 import (
 	"testing"
+	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -27,6 +28,10 @@ func TestStalenessBoundHoldsTasks(t *testing.T) {
 		t.Fatalf("issued %d before training can start, want 4", got)
 	}
 	s.replay.add(episodeOf(0, 4)...)
+	if got := s.behind(); got != 1 {
+		t.Fatalf("behind %v with 4 samples left (the rest dropped as stale), want 1 version: what the replay can still give", got)
+	}
+	s.replay.add(episodeOf(0, 12)...)
 	if got := s.behind(); got != 4 {
 		t.Fatalf("behind %v, want 4 versions", got)
 	}
@@ -89,5 +94,79 @@ func TestEvictStale(t *testing.T) {
 	off.version.Store(50)
 	if got := off.evictStale(); got != 3 {
 		t.Fatalf("without a lag the replay holds %d, want 3", got)
+	}
+}
+
+// Epochs rounds: at least one version's worth of samples (the replay's
+// minimum before the first), all taken at once; the staleness bound still
+// sees the backlog once training started though the replay is drained.
+func TestEpochsRounds(t *testing.T) {
+	if got, err := ParseSampling("epochs"); err != nil || got != Epochs {
+		t.Fatalf("ParseSampling(epochs) = %q, %v", got, err)
+	}
+	s, err := New(nil, nil, topics.New(), WithSampling(Epochs), WithBatchSize(64), WithReplayRatio(8), WithPublishEvery(10),
+		WithMinReplay(128), WithCurriculum(CurriculumConfig{InFlight: 4}), WithMaxStaleness(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.epochChunk(); got != 128 {
+		t.Fatalf("first chunk %d, want the replay's minimum 128", got)
+	}
+	s.rlDone.Store(1)
+	if got := s.epochChunk(); got != 80 {
+		t.Fatalf("chunk %d, want one version's worth: 10 updates × 64 / 8 = 80", got)
+	}
+	s.replay.add(episodeOf(3, 90)...)
+	if got := s.replay.takeAll(); len(got) != 90 || s.replay.len() != 0 {
+		t.Fatalf("took %d, left %d; want 90 and 0", len(got), s.replay.len())
+	}
+	// 400 ingested at ratio 8 owe 50 updates; 20 done: 30 owed. With the
+	// replay drained and no round under way the learner waits for data:
+	// not behind.
+	s.ingested.Store(400)
+	s.rlDone.Store(20)
+	if got := s.behind(); got != 0 {
+		t.Fatalf("behind %v while waiting for data, want 0", got)
+	}
+	s.rounds.Store(30) // a round under way: 3 versions of updates left
+	if got := s.behind(); got != 3 {
+		t.Fatalf("behind %v with 30 minibatches left, want 3", got)
+	}
+	if got := s.cur.next(0); len(got) != 0 {
+		t.Fatalf("issued %d while 3 versions behind a bound of 1", len(got))
+	}
+}
+
+// A hold lasts at most maxHold at a time, then one round is issued: held
+// longer than the actors' task pause, they would run local tasks, which
+// feed the very backlog the hold waits out.
+func TestStalenessHoldIsBounded(t *testing.T) {
+	s, err := New(nil, nil, topics.New(), WithCurriculum(CurriculumConfig{InFlight: 4}), WithMaxStaleness(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := true
+	s.cur.hold = func() bool { return behind }
+	t0 := time.Now()
+	for _, c := range []struct {
+		at   time.Duration
+		want bool
+	}{
+		{0, true}, {5 * time.Second, true}, {maxHold, false}, {maxHold + time.Second, true}, {2*maxHold - time.Second, true}, {2 * maxHold, false},
+	} {
+		if got := s.cur.holding(t0.Add(c.at)); got != c.want {
+			t.Fatalf("holding at %s: %v, want %v", c.at, got, c.want)
+		}
+	}
+	behind = false
+	if s.cur.holding(t0.Add(2*maxHold + time.Second)) {
+		t.Fatal("holding once caught up")
+	}
+	behind = true
+	if !s.cur.holding(t0.Add(2*maxHold + 2*time.Second)) {
+		t.Fatal("a new hold did not start afresh")
+	}
+	if maxHold >= 30*time.Second {
+		t.Fatalf("maxHold %s is not under the actors' default task pause of 30s", maxHold)
 	}
 }

@@ -10,7 +10,7 @@ import (
 type Learner struct {
 	// Algo is ppo, reinforce or grpo.
 	Algo string
-	// Replay is fifo or prioritized.
+	// Replay is fifo, prioritized or epochs.
 	Replay       string
 	BatchSize    int
 	ReplayRatio  float64
@@ -49,7 +49,7 @@ type Run struct {
 
 func (l *Learner) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo, reinforce or grpo (env "+envName("algo")+")")
-	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling, fifo or prioritized; batches are task-balanced (env "+envName("replay")+")")
+	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling: fifo or prioritized (task-balanced draws), or epochs (each arriving sample used replay-ratio times in shuffled minibatches, as the on-policy learner) (env "+envName("replay")+")")
 	fs.IntVar(&l.BatchSize, "batch-size", 64, "learner: samples per update (env "+envName("batch-size")+")")
 	fs.Float64Var(&l.ReplayRatio, "replay-ratio", 8, "learner: average times each sample is trained on; paces updates by experience (env "+envName("replay-ratio")+")")
 	fs.Float64Var(&l.LR, "lr", 1e-3, "learner: Adam learning rate (env "+envName("lr")+")")
@@ -73,9 +73,9 @@ func (l *Learner) validate() error {
 		return fmt.Errorf("invalid -algo %q: want ppo, reinforce or grpo", l.Algo)
 	}
 	switch l.Replay {
-	case "", "fifo", "prioritized":
+	case "", "fifo", "prioritized", "epochs":
 	default:
-		return fmt.Errorf("invalid -replay %q: want fifo or prioritized", l.Replay)
+		return fmt.Errorf("invalid -replay %q: want fifo, prioritized or epochs", l.Replay)
 	}
 	switch l.MaxTier {
 	case "", "easy", "medium", "hard":
