@@ -54,13 +54,11 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 			if len(rounds) > 0 {
 				batch, rounds = rounds[0], rounds[1:]
 				s.rounds.Store(int64(len(rounds)))
-				s.rlUpdates++
-				s.rlDone.Store(s.rlUpdates)
+				s.rlDone.Add(1)
 			}
-		case s.evictStale() >= s.o.minReplay && float64(s.rlUpdates*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
+		case s.evictStale() >= s.o.minReplay && float64(s.rlDone.Load()*int64(s.o.batchSize)) < float64(s.ingested.Load())*s.o.replayRat:
 			batch = s.replay.batch(s.o.batchSize)
-			s.rlUpdates++
-			s.rlDone.Store(s.rlUpdates)
+			s.rlDone.Add(1)
 		}
 		if batch == nil {
 			idle.Reset(50 * time.Millisecond)
@@ -185,9 +183,11 @@ func (s *Service) startAt() int {
 
 // evictStale drops the replay's samples more than the max policy lag
 // behind the newest version, as ingestion does (WithMaxPolicyLag), and
-// returns the replay's size.
+// returns the replay's size. The replay is scanned once per version: in
+// between, ingestion keeps out what this would drop. Torch thread only.
 func (s *Service) evictStale() int {
-	if lag, v := s.o.maxLag, s.version.Load(); lag > 0 && v > lag {
+	if lag, v := s.o.maxLag, s.version.Load(); lag > 0 && v > lag && v != s.evictedAt {
+		s.evictedAt = v
 		if n := s.replay.evictBefore(v - lag); n > 0 {
 			s.m.skipped.WithLabelValues("stale").Add(float64(n))
 		}

@@ -54,9 +54,9 @@ type Service struct {
 	ingested  atomic.Int64 // policy samples released to the replay
 	demoIn    atomic.Int64
 	bcDone    atomic.Bool
-	rlUpdates int64        // torch thread only
-	rlDone    atomic.Int64 // rlUpdates, for the scheduler's staleness bound
+	rlDone    atomic.Int64 // policy-gradient updates (the torch thread adds)
 	rounds    atomic.Int64 // minibatches left of the Epochs round under way
+	evictedAt uint64       // the version the replay was last evicted for; torch thread only
 
 	arch   policy.Architecture
 	params policy.Params // initial parameters, handed to the torch thread
