@@ -9,6 +9,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -36,8 +37,11 @@ type BenchRun struct {
 	Unstable            uint64
 	SelfCPU, BrowserCPU time.Duration
 	Cores               int
-	Split               TimeSplit
-	Batches, BatchSum   uint64
+	// Machine is the whole machine's busy CPU share over the window, the
+	// broker and every other process included; 0 where it is not measured.
+	Machine           float64
+	Split             TimeSplit
+	Batches, BatchSum uint64
 }
 
 // StepsPerSec is the executed actions per second.
@@ -104,18 +108,19 @@ func BenchMode(ctx context.Context, bc BenchConfig, mode Mode) (BenchRun, error)
 		return BenchRun{}, err
 	}
 	s0, split0 := a.Stats(), a.TimeSplit()
-	self0, browser0, t0 := selfCPU(), a.BrowserCPU(), time.Now()
+	self0, browser0, t0, m0 := selfCPU(), a.BrowserCPU(), time.Now(), procstat.Machine()
 	if err := backoff.Sleep(ctx, bc.Duration); err != nil {
 		_ = stop()
 		return BenchRun{}, err
 	}
 	s1, split1 := a.Stats(), a.TimeSplit()
-	self1, browser1, wall := selfCPU(), a.BrowserCPU(), time.Since(t0)
+	self1, browser1, wall, m1 := selfCPU(), a.BrowserCPU(), time.Since(t0), procstat.Machine()
 	run := BenchRun{
 		Mode: mode, Executors: a.opts.executors, Browsers: a.opts.browsers, Wall: wall,
 		Steps: s1.Steps - s0.Steps, Episodes: s1.Episodes - s0.Episodes, Aborted: s1.Aborted - s0.Aborted,
 		Unstable: s1.Unstable - s0.Unstable,
 		SelfCPU:  self1 - self0, BrowserCPU: max(browser1-browser0, 0), Cores: runtime.NumCPU(),
+		Machine: procstat.Util(m0, m1),
 		Split: TimeSplit{
 			Observe: split1.Observe - split0.Observe, Think: split1.Think - split0.Think, Act: split1.Act - split0.Act,
 			Wait: split1.Wait - split0.Wait, Idle: split1.Idle - split0.Idle,

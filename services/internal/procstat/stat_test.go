@@ -3,6 +3,7 @@ package procstat
 import (
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -19,5 +20,42 @@ func TestStatOfThisProcess(t *testing.T) {
 	}
 	if Stat(-1) != nil {
 		t.Error("a stat for pid -1")
+	}
+}
+
+func TestParseMachine(t *testing.T) {
+	// A /proc/stat of two cores: the "cpu" line sums them.
+	const stat = `cpu  100 5 50 800 20 3 2 0 40 0
+cpu0 50 2 25 400 10 1 1 0 20 0
+cpu1 50 3 25 400 10 2 1 0 20 0
+intr 12345
+`
+	got := parseMachine(strings.NewReader(stat))
+	// busy: user 100 + nice 5 + system 50 + irq 3 + softirq 2 + steal 0;
+	// idle 800 and iowait 20 are idle; guest 40 is inside user already.
+	if want := (Ticks{Busy: 160, Total: 980}); got != want {
+		t.Fatalf("parseMachine = %+v, want %+v", got, want)
+	}
+	if got := parseMachine(strings.NewReader("cpu  1 x 3 4 5\n")); got != (Ticks{}) {
+		t.Errorf("a malformed line parsed as %+v", got)
+	}
+	if got := parseMachine(strings.NewReader("intr 1\n")); got != (Ticks{}) {
+		t.Errorf("no cpu line parsed as %+v", got)
+	}
+	if u := Util(Ticks{Busy: 100, Total: 1000}, Ticks{Busy: 190, Total: 1100}); u != 0.9 {
+		t.Errorf("Util = %v, want 0.9", u)
+	}
+	if u := Util(Ticks{Busy: 100, Total: 1000}, Ticks{Busy: 100, Total: 1000}); u != 0 {
+		t.Errorf("Util over no time = %v, want 0", u)
+	}
+}
+
+func TestMachineOnThisHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no /proc")
+	}
+	m := Machine()
+	if m.Total == 0 || m.Busy > m.Total {
+		t.Fatalf("Machine() = %+v: want a total and busy within it", m)
 	}
 }

@@ -30,7 +30,8 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
   strict synchronous baseline (lock-step batches of episodes), one after
   the other on the same executors, browsers, policy and tasks, each for a
   warm-up and D, and prints for each steps/s, trajectories/hour, CPU
-  utilization (actor + Chromium CPU time / wall / cores), the mean
+  utilization (cpu: actor + Chromium CPU time / wall / cores; machine:
+  the whole machine's busy share, the broker included), the mean
   inference batch and the executors' idle share, and the async/sync
   steps/s ratio.
   --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web);
@@ -304,7 +305,7 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 // printRolloutRuns prints one run's table and its ratios.
 func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tsteps/s\tepisodes/s\ttraj/h\tcpu\tsteps\tepisodes\taborted\tunstable obs\tmean batch\tobserve\tthink\tact\twait\tidle\t")
+	fmt.Fprintln(tw, "mode\tsteps/s\tepisodes/s\ttraj/h\tcpu\tmachine\tsteps\tepisodes\taborted\tunstable obs\tmean batch\tobserve\tthink\tact\twait\tidle\t")
 	for _, r := range runs {
 		sh := func(d time.Duration) string {
 			if t := r.Split.Total(); t > 0 {
@@ -312,7 +313,7 @@ func printRolloutRuns(stdout io.Writer, runs []actor.BenchRun, minRatio float64)
 			}
 			return "-"
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%.0f%%\t%d\t%d\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.Mode, r.StepsPerSec(), r.TrajPerHour()/3600, r.TrajPerHour(), 100*r.CPUUtil(),
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%.0f%%\t%s\t%d\t%d\t%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.Mode, r.StepsPerSec(), r.TrajPerHour()/3600, r.TrajPerHour(), 100*r.CPUUtil(), pct(r.Machine),
 			r.Steps, r.Episodes, r.Aborted, r.Unstable, r.MeanBatch(),
 			sh(r.Split.Observe), sh(r.Split.Think), sh(r.Split.Act), sh(r.Split.Wait), sh(r.Split.Idle))
 	}
@@ -371,6 +372,7 @@ type rolloutSummary struct {
 	steps     map[actor.Mode][]float64
 	eps       map[actor.Mode][]float64
 	cpu       map[actor.Mode][]float64
+	machine   map[actor.Mode][]float64 // the whole machine's busy share (BenchRun.Machine)
 	ratios    map[actor.Mode][]float64 // async over the mode, per run
 	ceils     map[actor.Mode][]float64 // the mode's BenchRun.Ceiling, per run
 }
@@ -378,12 +380,13 @@ type rolloutSummary struct {
 func (s *rolloutSummary) add(runs []actor.BenchRun) {
 	if s.steps == nil {
 		s.steps, s.cpu, s.ratios, s.ceils = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
-		s.eps = map[actor.Mode][]float64{}
+		s.eps, s.machine = map[actor.Mode][]float64{}, map[actor.Mode][]float64{}
 	}
 	for _, r := range runs {
 		s.steps[r.Mode] = append(s.steps[r.Mode], r.StepsPerSec())
 		s.eps[r.Mode] = append(s.eps[r.Mode], r.TrajPerHour()/3600)
 		s.cpu[r.Mode] = append(s.cpu[r.Mode], r.CPUUtil())
+		s.machine[r.Mode] = append(s.machine[r.Mode], r.Machine)
 		if r.Mode == actor.ModeAsync {
 			continue
 		}
@@ -413,6 +416,14 @@ func (s rolloutSummary) medianRatio() (float64, bool) {
 	return median(rs), true
 }
 
+// pct prints a machine share, "-" where it was not measured (off Linux).
+func pct(share float64) string {
+	if share <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*share)
+}
+
 // median of a non-empty list; the mean of the middle two for an even count.
 func median(xs []float64) float64 {
 	s := slices.Sorted(slices.Values(xs))
@@ -430,7 +441,7 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	head := "profile\tsuite\texecutors\t"
 	for _, m := range modes {
-		head += string(m) + " steps/s\t" + string(m) + " episodes/s\t" + string(m) + " cpu\t"
+		head += string(m) + " steps/s\t" + string(m) + " episodes/s\t" + string(m) + " cpu\t" + string(m) + " machine\t"
 	}
 	for _, m := range modes {
 		if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {
@@ -445,7 +456,7 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 	for _, s := range sums {
 		line := fmt.Sprintf("%s\t%s\t%d\t", s.profile, s.suite, s.executors)
 		for _, m := range modes {
-			line += fmt.Sprintf("%.1f\t%.2f\t%.0f%%\t", median(s.steps[m]), median(s.eps[m]), 100*median(s.cpu[m]))
+			line += fmt.Sprintf("%.1f\t%.2f\t%.0f%%\t%s\t", median(s.steps[m]), median(s.eps[m]), 100*median(s.cpu[m]), pct(median(s.machine[m])))
 		}
 		for _, m := range modes {
 			if m != actor.ModeAsync && slices.Contains(modes, actor.ModeAsync) {

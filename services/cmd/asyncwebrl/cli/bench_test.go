@@ -219,6 +219,14 @@ func TestBenchTrainSummary(t *testing.T) {
 	if !strings.Contains(out.String(), "not measured") {
 		t.Errorf("a capped async run: %s", out.String())
 	}
+	// Each run's line gives its own CPU and the machine's (the broker's
+	// share is in the machine's); "-" where the machine was not measured.
+	out.Reset()
+	printTrainRuns(&out, []trainRun{{mode: "async", reached: true, cpu: 0.84, machine: 0.99}, {mode: "sync", reached: true, cpu: 0.7}}, bt)
+	if lines := strings.Split(out.String(), "\n"); len(lines) < 3 || !strings.Contains(lines[0], "machine") ||
+		!strings.Contains(lines[1], "84%") || !strings.Contains(lines[1], "99%") || !strings.Contains(lines[2], " -") {
+		t.Errorf("runs lack their machine share:\n%s", out.String())
+	}
 }
 
 // --executors takes a sweep; the efficiency is async steps/s over N times
@@ -234,10 +242,13 @@ func TestRolloutSweep(t *testing.T) {
 	if len(s.eff) != 1 || s.eff[0] != 0.9 {
 		t.Fatalf("efficiency %v, want 36/(8×5) = 0.9", s.eff)
 	}
-	s.add([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36, Cores: 2}, {Mode: actor.ModeRaw, Wall: time.Second, Steps: 60, Cores: 2}})
+	s.add([]actor.BenchRun{{Mode: actor.ModeAsync, Wall: time.Second, Steps: 36, Cores: 2, Machine: 0.97}, {Mode: actor.ModeRaw, Wall: time.Second, Steps: 60, Cores: 2}})
 	var out strings.Builder
 	if err := printRolloutSummary(&out, []rolloutSummary{s}, []actor.Mode{actor.ModeAsync, actor.ModeRaw}); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "async machine") || !strings.Contains(out.String(), "97%") {
+		t.Fatalf("summary lacks async's machine share 97%%:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "efficiency") || !strings.Contains(out.String(), "0.90") || !strings.Contains(out.String(), "async/raw") || !strings.Contains(out.String(), "0.60") {
 		t.Fatalf("summary lacks the efficiency 0.90 or async/raw 0.60:\n%s", out.String())

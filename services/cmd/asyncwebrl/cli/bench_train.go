@@ -22,6 +22,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -41,8 +42,9 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--r
            published v+1; then the next batch.
   A run stops when the greedy held-out success of tier T over its last N
   episodes reaches F, or at the cap. Prints per run the wall time to the
-  target, the episodes and env steps to it, steps/s, CPU utilization (this
-  process and its Chromium processes over wall time and cores) and the
+  target, the episodes and env steps to it, steps/s, CPU utilization (cpu:
+  this process and its Chromium processes over wall time and cores;
+  machine: the whole machine's busy share, the broker included) and the
   versions published; then how many times sooner async reached the target
   (sync's wall time over async's). With --repeat K, each run and the medians.
   --modes M      modes to run, comma-separated (default async,sync)
@@ -65,6 +67,7 @@ type trainRun struct {
 	episodes, steps   int // to the target (or the cap)
 	allSteps          int
 	cpu               float64
+	machine           float64 // the whole machine's busy share; 0 where not measured
 	versions          uint64
 	finalRate         float64
 	finalN            int
@@ -224,7 +227,7 @@ func trainOnce(ctx context.Context, base *config.Config, f *kafka.Factory, log, 
 	}
 	runner := app.NewRunner(quiet)
 	start := time.Now()
-	cpu0 := actor.ProcessCPU()
+	cpu0, machine0 := actor.ProcessCPU(), procstat.Machine()
 	if err := runner.Start(ctx, services, cfg.StopTimeout); err != nil {
 		return trainRun{}, err
 	}
@@ -258,6 +261,7 @@ loop:
 	}
 	wall := time.Since(start)
 	cpu := (actor.ProcessCPU() - cpu0 + act.BrowserCPU()).Seconds() / wall.Seconds() / float64(runtime.NumCPU())
+	machine := procstat.Util(machine0, procstat.Machine())
 	cancelWatch()
 	stopErr := shutdown(runner, cfg.StopTimeout, log)
 	if runErr != nil {
@@ -267,7 +271,7 @@ loop:
 		log.Warn("the run's pipeline did not stop cleanly", "mode", mode, "err", stopErr)
 	}
 	r := w.result(mode, wall)
-	r.cpu = cpu
+	r.cpu, r.machine = cpu, machine
 	return r, nil
 }
 
@@ -401,14 +405,14 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 // printTrainRuns prints a table of runs.
 func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "run\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tversions\theld-out at end\t\n", 100*bt.target)
+	fmt.Fprintf(tw, "run\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\theld-out at end\t\n", 100*bt.target)
 	for _, r := range runs {
 		tt := r.toTarget.Round(time.Second).String()
 		if !r.reached {
 			tt = "not reached in " + tt
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%d\t%.0f%% of %d\t\n", r.repeat, r.mode, tt, r.episodes, r.steps,
-			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, r.versions, 100*r.finalRate, r.finalN)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.0f%% of %d\t\n", r.repeat, r.mode, tt, r.episodes, r.steps,
+			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, 100*r.finalRate, r.finalN)
 	}
 	_ = tw.Flush()
 }
