@@ -92,8 +92,12 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 			lastPublish = n
 		}
 	}
-	// A last version with what was learned since the previous one.
-	if s.updates.Load() > lastPublish {
+	// A last version with what was learned since the previous one, unless
+	// the lease is gone: another learner may lead, and this one would
+	// only be refused (its successor resumes from the last version out).
+	if s.updates.Load() > lastPublish && s.leaseLost() {
+		s.log.Warn("final weights not published: this learner lost its lease", "updates_unpublished", s.updates.Load()-lastPublish)
+	} else if s.updates.Load() > lastPublish {
 		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := s.publish(pctx, t, st); err != nil {

@@ -10,8 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 )
 
 // errFenced: a newer learner initialised this policy's transactional id, so
@@ -22,8 +24,8 @@ var errFenced = errors.New("fenced: a newer learner of this policy took over its
 
 // errUnknownOutcome: a commit whose outcome the broker did not confirm. The
 // version may be out or not, so publishing the next one could repeat or
-// skip a number; the learner stops and its successor (or its restart)
-// resumes from what the topic holds.
+// skip a number. A leader settles it (publishSettled); what cannot stops,
+// and its successor (or its restart) resumes from what the topic holds.
 var errUnknownOutcome = errors.New("the outcome of the weights transaction is unknown")
 
 // fatalPublish reports whether a publish error must stop the learner.
@@ -43,6 +45,19 @@ func weightsTxnID(prefix, policy string) string { return prefix + "learner-" + p
 type weightsProducer struct {
 	cl *kgo.Client
 	id string
+	// What a claim again needs (settle).
+	f    *kafka.Factory
+	name string
+	log  *slog.Logger
+	// testHookBeforeCommit runs between a publish's produce and its
+	// commit; tests end the transaction there behind the producer's back.
+	testHookBeforeCommit func()
+	// fenced is set by the first fencing error: from then on publish
+	// sends nothing (no abort, no new transaction) and returns errFenced.
+	// A fenced producer's requests can only be refused, and one that the
+	// coordinator took for a retry of the new leader's would touch the
+	// new leader's transaction. Torch thread only, like publish.
+	fenced error
 }
 
 // claimWeights opens the policy's weights producer and initialises its
@@ -72,7 +87,7 @@ func claimWeights(ctx context.Context, f *kafka.Factory, name, id string, log *s
 		if err == nil {
 			log.Info("weights producer claimed; earlier producers of the policy are fenced",
 				"transactional_id", id, "producer_id", pid, "epoch", epoch)
-			return &weightsProducer{cl: cl, id: id}, nil
+			return &weightsProducer{cl: cl, id: id, f: f, name: name, log: log}, nil
 		}
 		cl.Close()
 		err = fmt.Errorf("unable to initialise the weights producer %s: %w", id, err)
@@ -88,6 +103,9 @@ func claimWeights(ctx context.Context, f *kafka.Factory, name, id string, log *s
 // errUnknownOutcome; any other error means nothing was committed, and the
 // same version may be published again.
 func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
+	if p.fenced != nil {
+		return p.fenced
+	}
 	if err := p.cl.BeginTransaction(); err != nil {
 		// A transaction an earlier failed abort left open: abort it
 		// again, then begin.
@@ -99,7 +117,16 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 		}
 	}
 	if err := p.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		return p.classify(errors.Join(kafka.NewRecordError(rec, err), p.abort()))
+		err = kafka.NewRecordError(rec, err)
+		if kafka.Fenced(err) {
+			// The new leader's claim aborted this transaction
+			// already: nothing to abort.
+			return p.classify(err)
+		}
+		return p.classify(errors.Join(err, p.abort()))
+	}
+	if p.testHookBeforeCommit != nil {
+		p.testHookBeforeCommit()
 	}
 	err := p.cl.EndTransaction(ctx, kgo.TryCommit)
 	if err == nil {
@@ -107,7 +134,7 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 	}
 	err = fmt.Errorf("unable to commit: %w", err)
 	if kafka.Fenced(err) {
-		return p.classify(errors.Join(err, p.abort()))
+		return p.classify(err) // as above: aborted by the claim
 	}
 	if errors.Is(err, kerr.OperationNotAttempted) || errors.Is(err, kerr.TransactionAbortable) {
 		// The commit was not sent, or the broker refused it: aborting
@@ -118,6 +145,46 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 	// settles it (it reloads the producer id, which ends the transaction
 	// one way or the other) but cannot say which way.
 	return errors.Join(errUnknownOutcome, err, p.abort())
+}
+
+// publishSettled is publish for the leading learner, which must not stop
+// at a commit whose outcome is unknown (the broker did not confirm it, or
+// refused it in a state no fencing explains) while it still leads. It
+// settles it: a new claim of the producer ends the transaction one way or
+// the other and fences whatever else holds the id (so it is done only while
+// leads() says the lease is this learner's), then the newest committed
+// version says whether ev is out. If it is not, rec is published again
+// under the new claim; if a version as new as ev's is out from anyone
+// else, this learner is not the policy's publisher any more (errFenced).
+func (p *weightsProducer) publishSettled(ctx context.Context, rec *kgo.Record, ev *eventspb.Weights, topic string, leads func() bool) error {
+	err := p.publish(ctx, rec)
+	if !errors.Is(err, errUnknownOutcome) || !leads() {
+		return err
+	}
+	p.log.Warn("the outcome of a weights commit is unknown; claiming the weights producer again to settle it",
+		"version", ev.GetVersion(), "err", err)
+	np, cerr := claimWeights(ctx, p.f, p.name, p.id, p.log)
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	p.cl.Close()
+	p.cl, p.fenced = np.cl, nil
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return p.f.NewClient(p.name+"-settle", opts...) }
+	latest, lerr := weightstopic.Latest(ctx, newClient, topic, ev.GetPolicyName(), p.log, nil)
+	if lerr != nil {
+		return errors.Join(err, fmt.Errorf("unable to settle the weights commit: %w", lerr))
+	}
+	switch {
+	case latest.GetVersion() == ev.GetVersion() && latest.GetOnnxSha256() == ev.GetOnnxSha256() &&
+		latest.GetEnvelope().GetProducer() == ev.GetEnvelope().GetProducer():
+		p.log.Info("settled: the weights commit had gone through", "version", ev.GetVersion())
+		return nil
+	case latest.GetVersion() >= ev.GetVersion():
+		return fmt.Errorf("%w: version %d is out, published by %s", errFenced, latest.GetVersion(), latest.GetEnvelope().GetProducer())
+	}
+	p.log.Info("settled: the weights commit had not gone through; publishing the version again", "version", ev.GetVersion(),
+		"newest", latest.GetVersion())
+	return p.publish(ctx, rec)
 }
 
 // abort ends the open transaction without committing, under a bound of its
@@ -131,10 +198,11 @@ func (p *weightsProducer) abort() error {
 	return nil
 }
 
-// classify marks a fencing error with errFenced.
+// classify marks a fencing error with errFenced and retires the producer.
 func (p *weightsProducer) classify(err error) error {
 	if kafka.Fenced(err) {
-		return fmt.Errorf("%w (transactional id %s): %w", errFenced, p.id, err)
+		p.fenced = fmt.Errorf("%w (transactional id %s): %w", errFenced, p.id, err)
+		return p.fenced
 	}
 	return err
 }

@@ -310,6 +310,22 @@ func (s *Service) watchLease(ctx context.Context) {
 	}
 }
 
+// leads reports whether this learner holds the lease (true without one).
+func (s *Service) leads() bool { return s.lease == nil || s.lease.leads() }
+
+// leaseLost reports whether this leader's lease was taken away.
+func (s *Service) leaseLost() bool {
+	if s.lease == nil {
+		return false
+	}
+	select {
+	case <-s.lease.lost:
+		return true
+	default:
+		return false
+	}
+}
+
 // resume picks the starting parameters and version: the newest of the
 // checkpoint and the weights topic. Weights are published before the
 // checkpoint is written, so after a kill -9 the topic may be one version
@@ -502,7 +518,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rec := &kgo.Record{Topic: s.catalog.Name(topics.Weights), Key: []byte(s.o.policyName), Value: b}
-	if err := s.weights.publish(pctx, rec); err != nil {
+	if err := s.weights.publishSettled(pctx, rec, ev, s.catalog.Name(topics.Weights), s.leads); err != nil {
 		return fmt.Errorf("unable to publish weights version %d: %w", v, err)
 	}
 	s.version.Store(v)

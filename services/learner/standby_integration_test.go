@@ -2,6 +2,8 @@ package learner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
@@ -276,6 +281,87 @@ func TestIntegrationLearnerFencedPublishRejected(t *testing.T) {
 	}
 }
 
+// TestIntegrationLearnerZombieLeavesLeaderTxn: a fenced learner that wakes
+// up while the new leader has a transaction open (the zombie of
+// TestIntegrationLearnerStandbyTakesOver, paused past its lease) fails its
+// publishes with errFenced and leaves that transaction alone: the leader's
+// commit goes through. The zombie is paused either between two publishes
+// or inside one, with its own transaction open.
+func TestIntegrationLearnerZombieLeavesLeaderTxn(t *testing.T) {
+	kc := kafkatest.Real(t, "lzt")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, midPublish := range []bool{false, true} {
+		policy := fmt.Sprintf("mid-publish-%t", midPublish)
+		wTopic, id := kc.Catalog.Name(topics.Weights), weightsTxnID(kc.Catalog.Prefix, policy)
+		record := func(version uint64, by string) *kgo.Record {
+			t.Helper()
+			b, err := eventspb.Marshal(&eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: policy, Version: version,
+				ParentVersion: version - 1, Onnx: []byte(by)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &kgo.Record{Topic: wTopic, Key: []byte(policy), Value: b}
+		}
+		claim := func(name string) *weightsProducer {
+			t.Helper()
+			p, err := claimWeights(ctx, f, name, id, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.close)
+			return p
+		}
+
+		zombie := claim("zombie")
+		if err := zombie.publish(ctx, record(1, "zombie")); err != nil {
+			t.Fatalf("%s: leader zombie: %v", policy, err)
+		}
+		if midPublish {
+			if err := zombie.cl.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			if err := zombie.cl.ProduceSync(ctx, record(2, "zombie")).FirstErr(); err != nil {
+				t.Fatalf("%s: the zombie's produce: %v", policy, err)
+			}
+		}
+		leader := claim("leader") // takes over while the zombie is paused
+		if err := leader.publish(ctx, record(2, "leader")); err != nil {
+			t.Fatalf("%s: new leader: %v", policy, err)
+		}
+		// The leader is mid-publish: its transaction holds version 3.
+		if err := leader.cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := leader.cl.ProduceSync(ctx, record(3, "leader")).FirstErr(); err != nil {
+			t.Fatalf("%s: the leader's produce: %v", policy, err)
+		}
+		// The zombie wakes and publishes twice (its pending version, then
+		// its final one on the way out).
+		for i := range 2 {
+			err := zombie.publish(ctx, record(3, "zombie"))
+			t.Logf("%s: the zombie's publish %d: %v", policy, i+1, err)
+			if !errors.Is(err, errFenced) {
+				t.Fatalf("%s: the zombie's publish %d: %v; want errFenced", policy, i+1, err)
+			}
+		}
+		if err := leader.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatalf("%s: the leader's commit after the zombie woke: %v; want it committed", policy, err)
+		}
+		var got []string
+		for _, w := range readWeights(ctx, t, kc.Seeds, wTopic, kgo.ReadCommitted()) {
+			if w.GetPolicyName() == policy {
+				got = append(got, fmt.Sprintf("%d:%s", w.GetVersion(), w.GetEnvelope().GetProducer()))
+			}
+		}
+		if want := "1:zombie 2:leader 3:leader"; strings.Join(got, " ") != want {
+			t.Errorf("%s: read committed: %s; want %s", policy, strings.Join(got, " "), want)
+		}
+	}
+}
+
 // TestIntegrationLearnerFencedStops runs a leading learner in process while
 // another claims its policy's weights producer behind its back (a takeover
 // it has not noticed: its lease is untouched). Its next publish is
@@ -343,6 +429,115 @@ func TestIntegrationLearnerFencedStops(t *testing.T) {
 	for i, w := range after {
 		if w.GetVersion() != uint64(i+1) || w.GetParentVersion() != uint64(i) {
 			t.Errorf("record %d: version %d parent %d", i, w.GetVersion(), w.GetParentVersion())
+		}
+	}
+}
+
+// TestIntegrationLearnerSettlesUnknownCommit: a leader whose weights commit
+// the coordinator refuses (INVALID_TXN_STATE: something ended its
+// transaction behind its back, at its own epoch) settles the outcome
+// instead of stopping: it claims the producer again and publishes the
+// version once more only if the topic lacks it. A learner that does not
+// hold the lease leaves the error as it is. Each version is committed
+// exactly once.
+func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
+	kc := kafkatest.Real(t, "lsu")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	wTopic := kc.Catalog.Name(topics.Weights)
+	// A client that speaks transactions as before KIP-890 part 2: its
+	// EndTxn (v4) ends a transaction without bumping the epoch, so the
+	// producer's own commit that follows is refused, not fenced.
+	old := kc.Client(t, kgo.MaxVersions(kversion.V3_9_0()))
+	cases := []struct {
+		name   string
+		commit bool // what the other client does to the transaction
+		leads  bool
+		want   string // committed versions, or the error wanted
+	}{
+		{name: "aborted", commit: false, leads: true, want: "1 2"},
+		{name: "committed", commit: true, leads: true, want: "1 2"},
+		{name: "not-leading", commit: false, leads: false, want: "unknown"},
+	}
+	for _, tc := range cases {
+		policy := tc.name
+		id := weightsTxnID(kc.Catalog.Prefix, policy)
+		ev := func(version uint64) (*eventspb.Weights, *kgo.Record) {
+			t.Helper()
+			onnx := []byte(fmt.Sprintf("%s-%d", policy, version))
+			sum := sha256.Sum256(onnx)
+			w := &eventspb.Weights{Envelope: eventspb.NewEnvelope("leader"), PolicyName: policy, Version: version,
+				ParentVersion: version - 1, Onnx: onnx, OnnxSha256: hex.EncodeToString(sum[:])}
+			b, err := eventspb.Marshal(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w, &kgo.Record{Topic: wTopic, Key: []byte(policy), Value: b}
+		}
+		p, err := claimWeights(ctx, f, "leader", id, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		leads := func() bool { return tc.leads }
+		w1, r1 := ev(1)
+		if err := p.publishSettled(ctx, r1, w1, wTopic, leads); err != nil {
+			t.Fatalf("%s: version 1: %v", tc.name, err)
+		}
+		ended := false
+		p.testHookBeforeCommit = func() {
+			if ended {
+				return
+			}
+			ended = true
+			pid, epoch, err := p.cl.ProducerID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := kmsg.NewPtrEndTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, tc.commit
+			resp, err := req.RequestWith(ctx, old)
+			if err == nil {
+				err = kerr.ErrorForCode(resp.ErrorCode)
+			}
+			if err != nil {
+				t.Fatalf("%s: ending the transaction behind the producer's back: %v", tc.name, err)
+			}
+		}
+		w2, r2 := ev(2)
+		err = p.publishSettled(ctx, r2, w2, wTopic, leads)
+		t.Logf("%s: version 2: %v", tc.name, err)
+		if !ended {
+			t.Fatalf("%s: the transaction was not ended behind the producer's back", tc.name)
+		}
+		var got []string
+		for _, w := range readWeights(ctx, t, kc.Seeds, wTopic, kgo.ReadCommitted()) {
+			if w.GetPolicyName() == policy {
+				got = append(got, fmt.Sprint(w.GetVersion()))
+			}
+		}
+		t.Logf("%s: committed %v", tc.name, got)
+		if tc.want == "unknown" {
+			if !errors.Is(err, errUnknownOutcome) {
+				t.Errorf("%s: %v; want errUnknownOutcome", tc.name, err)
+			}
+			if strings.Join(got, " ") != "1" {
+				t.Errorf("%s: committed %v; want only 1 (not settled, not published again)", tc.name, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v; want it settled", tc.name, err)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: committed %v; want %s", tc.name, got, tc.want)
+		}
+		// The settled producer publishes on.
+		w3, r3 := ev(3)
+		if err := p.publishSettled(ctx, r3, w3, wTopic, leads); err != nil {
+			t.Errorf("%s: version 3 after settling: %v", tc.name, err)
 		}
 	}
 }
