@@ -196,27 +196,9 @@ func TestIntegrationLearnerFencedPublishRejected(t *testing.T) {
 	kc := kafkatest.Real(t, "lf")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wTopic, id := kc.Catalog.Name(topics.Weights), weightsTxnID(kc.Catalog.Prefix, "p")
-	record := func(version uint64, by string) *kgo.Record {
-		t.Helper()
-		b, err := eventspb.Marshal(&eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: "p", Version: version,
-			ParentVersion: version - 1, Onnx: []byte(by)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &kgo.Record{Topic: wTopic, Key: []byte("p"), Value: b}
-	}
-	claim := func(name string) *weightsProducer {
-		t.Helper()
-		p, err := claimWeights(ctx, f, name, id, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.close)
-		return p
-	}
+	fx := newWeightsFixture(ctx, t, kc, "p")
+	wTopic, record, claim := fx.topic, fx.record, fx.claim
+	f, log := fx.f, fx.log
 
 	a := claim("a")
 	if err := a.publish(ctx, record(1, "a")); err != nil {
@@ -291,29 +273,10 @@ func TestIntegrationLearnerZombieLeavesLeaderTxn(t *testing.T) {
 	kc := kafkatest.Real(t, "lzt")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, midPublish := range []bool{false, true} {
 		policy := fmt.Sprintf("mid-publish-%t", midPublish)
-		wTopic, id := kc.Catalog.Name(topics.Weights), weightsTxnID(kc.Catalog.Prefix, policy)
-		record := func(version uint64, by string) *kgo.Record {
-			t.Helper()
-			b, err := eventspb.Marshal(&eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: policy, Version: version,
-				ParentVersion: version - 1, Onnx: []byte(by)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return &kgo.Record{Topic: wTopic, Key: []byte(policy), Value: b}
-		}
-		claim := func(name string) *weightsProducer {
-			t.Helper()
-			p, err := claimWeights(ctx, f, name, id, log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.close)
-			return p
-		}
+		fx := newWeightsFixture(ctx, t, kc, policy)
+		wTopic, record, claim := fx.topic, fx.record, fx.claim
 
 		zombie := claim("zombie")
 		if err := zombie.publish(ctx, record(1, "zombie")); err != nil {
@@ -444,8 +407,6 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 	kc := kafkatest.Real(t, "lsu")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	wTopic := kc.Catalog.Name(topics.Weights)
 	// A client that speaks transactions as before KIP-890 part 2: its
 	// EndTxn (v4) ends a transaction without bumping the epoch, so the
@@ -463,24 +424,10 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		policy := tc.name
-		id := weightsTxnID(kc.Catalog.Prefix, policy)
-		ev := func(version uint64) (*eventspb.Weights, *kgo.Record) {
-			t.Helper()
-			onnx := []byte(fmt.Sprintf("%s-%d", policy, version))
-			sum := sha256.Sum256(onnx)
-			w := &eventspb.Weights{Envelope: eventspb.NewEnvelope("leader"), PolicyName: policy, Version: version,
-				ParentVersion: version - 1, Onnx: onnx, OnnxSha256: hex.EncodeToString(sum[:])}
-			b, err := eventspb.Marshal(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return w, &kgo.Record{Topic: wTopic, Key: []byte(policy), Value: b}
-		}
-		p, err := claimWeights(ctx, f, "leader", id, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.close)
+		fx := newWeightsFixture(ctx, t, kc, policy)
+		id := fx.id
+		ev := func(version uint64) (*eventspb.Weights, *kgo.Record) { return fx.version(version, "leader") }
+		p := fx.claim("leader")
 		leads := func() bool { return tc.leads }
 		w1, r1 := ev(1)
 		if err := p.publishSettled(ctx, r1, w1, wTopic, leads); err != nil {
@@ -507,7 +454,7 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 			}
 		}
 		w2, r2 := ev(2)
-		err = p.publishSettled(ctx, r2, w2, wTopic, leads)
+		err := p.publishSettled(ctx, r2, w2, wTopic, leads)
 		t.Logf("%s: version 2: %v", tc.name, err)
 		if !ended {
 			t.Fatalf("%s: the transaction was not ended behind the producer's back", tc.name)
@@ -540,4 +487,53 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 			t.Errorf("%s: version 3 after settling: %v", tc.name, err)
 		}
 	}
+}
+
+// weightsFixture publishes versions of one policy by hand, on the real
+// broker: claim claims the policy's weights producer, version and record
+// make a version's event and record.
+type weightsFixture struct {
+	t                 *testing.T
+	ctx               context.Context
+	f                 *kafka.Factory
+	log               *slog.Logger
+	topic, policy, id string
+}
+
+func newWeightsFixture(ctx context.Context, t *testing.T, kc *kafkatest.Cluster, policy string) *weightsFixture {
+	return &weightsFixture{t: t, ctx: ctx, f: kafka.NewFactory(&config.Config{InstanceID: "test"}, kc.Seeds, nil),
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), topic: kc.Catalog.Name(topics.Weights), policy: policy,
+		id: weightsTxnID(kc.Catalog.Prefix, policy)}
+}
+
+// claim claims the policy's weights producer as name, closed at cleanup.
+func (w *weightsFixture) claim(name string) *weightsProducer {
+	w.t.Helper()
+	p, err := claimWeights(w.ctx, w.f, name, w.id, w.log)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(p.close)
+	return p
+}
+
+// version is version's event by producer by (its model bytes name both,
+// so that two publishers' versions differ) and its record.
+func (w *weightsFixture) version(version uint64, by string) (*eventspb.Weights, *kgo.Record) {
+	w.t.Helper()
+	onnx := []byte(fmt.Sprintf("%s-%s-%d", w.policy, by, version))
+	sum := sha256.Sum256(onnx)
+	ev := &eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: w.policy, Version: version,
+		ParentVersion: version - 1, Onnx: onnx, OnnxSha256: hex.EncodeToString(sum[:])}
+	b, err := eventspb.Marshal(ev)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return ev, &kgo.Record{Topic: w.topic, Key: []byte(w.policy), Value: b}
+}
+
+// record is version's record by producer by.
+func (w *weightsFixture) record(version uint64, by string) *kgo.Record {
+	_, rec := w.version(version, by)
+	return rec
 }
