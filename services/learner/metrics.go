@@ -7,6 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+const settledHelp = "Weights commits of unknown outcome settled by claiming the producer again, " +
+	"by outcome (committed: it had gone through; republished: published again)."
+
 // metrics: labels are reasons and sources, never per-record values.
 type metrics struct {
 	consumed      prometheus.Counter
@@ -16,6 +19,7 @@ type metrics struct {
 	bad           *prometheus.CounterVec
 	updates       prometheus.Counter
 	published     prometheus.Counter
+	settled       *prometheus.CounterVec
 	version       prometheus.Gauge
 	leader        prometheus.Gauge
 	loss          prometheus.Gauge
@@ -56,6 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		bad:         cv("bad_inputs_total", "Unusable records on other inputs, by topic.", "topic"),
 		updates:     c("updates_total", "Gradient updates."),
 		published:   c("weights_published_total", "Weights versions published."),
+		settled:     cv("weights_settled_total", settledHelp, "outcome"),
 		version:     g("policy_version", "Newest published policy version."),
 		leader:      g("leader", "1 while this learner leads its policy (holds the lease), 0 while it stands by."),
 		loss:        g("loss", "Total loss of the last update."),

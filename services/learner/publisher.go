@@ -49,6 +49,9 @@ type weightsProducer struct {
 	f    *kafka.Factory
 	name string
 	log  *slog.Logger
+	// onSettled, when set, counts each settled commit by its outcome
+	// ("committed", "republished").
+	onSettled func(outcome string)
 	// testHookBeforeCommit runs between a publish's produce and its
 	// commit; tests end the transaction there behind the producer's back.
 	testHookBeforeCommit func()
@@ -178,13 +181,24 @@ func (p *weightsProducer) publishSettled(ctx context.Context, rec *kgo.Record, e
 	case latest.GetVersion() == ev.GetVersion() && latest.GetOnnxSha256() == ev.GetOnnxSha256() &&
 		latest.GetEnvelope().GetProducer() == ev.GetEnvelope().GetProducer():
 		p.log.Info("settled: the weights commit had gone through", "version", ev.GetVersion())
+		p.settled("committed")
 		return nil
 	case latest.GetVersion() >= ev.GetVersion():
 		return fmt.Errorf("%w: version %d is out, published by %s", errFenced, latest.GetVersion(), latest.GetEnvelope().GetProducer())
 	}
 	p.log.Info("settled: the weights commit had not gone through; publishing the version again", "version", ev.GetVersion(),
 		"newest", latest.GetVersion())
-	return p.publish(ctx, rec)
+	if err := p.publish(ctx, rec); err != nil {
+		return err
+	}
+	p.settled("republished")
+	return nil
+}
+
+func (p *weightsProducer) settled(outcome string) {
+	if p.onSettled != nil {
+		p.onSettled(outcome)
+	}
 }
 
 // abort ends the open transaction without committing, under a bound of its

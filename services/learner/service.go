@@ -216,6 +216,7 @@ func (s *Service) lead(ctx context.Context) (err error) {
 	if s.weights, err = claimWeights(ctx, s.factory, "learner-publish", weightsTxnID(s.catalog.Prefix, s.o.policyName), s.log); err != nil {
 		return err
 	}
+	s.weights.onSettled = func(outcome string) { s.m.settled.WithLabelValues(outcome).Inc() }
 	if s.producer, err = s.factory.NewClient("learner",
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),

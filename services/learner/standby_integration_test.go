@@ -413,13 +413,14 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 	// producer's own commit that follows is refused, not fenced.
 	old := kc.Client(t, kgo.MaxVersions(kversion.V3_9_0()))
 	cases := []struct {
-		name   string
-		commit bool // what the other client does to the transaction
-		leads  bool
-		want   string // committed versions, or the error wanted
+		name    string
+		commit  bool // what the other client does to the transaction
+		leads   bool
+		want    string // committed versions, or the error wanted
+		settled string // the outcome counted
 	}{
-		{name: "aborted", commit: false, leads: true, want: "1 2"},
-		{name: "committed", commit: true, leads: true, want: "1 2"},
+		{name: "aborted", commit: false, leads: true, want: "1 2", settled: "republished"},
+		{name: "committed", commit: true, leads: true, want: "1 2", settled: "committed"},
 		{name: "not-leading", commit: false, leads: false, want: "unknown"},
 	}
 	for _, tc := range cases {
@@ -428,6 +429,8 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 		id := fx.id
 		ev := func(version uint64) (*eventspb.Weights, *kgo.Record) { return fx.version(version, "leader") }
 		p := fx.claim("leader")
+		var settled []string
+		p.onSettled = func(outcome string) { settled = append(settled, outcome) }
 		leads := func() bool { return tc.leads }
 		w1, r1 := ev(1)
 		if err := p.publishSettled(ctx, r1, w1, wTopic, leads); err != nil {
@@ -465,7 +468,10 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 				got = append(got, fmt.Sprint(w.GetVersion()))
 			}
 		}
-		t.Logf("%s: committed %v", tc.name, got)
+		t.Logf("%s: committed %v, settled %v", tc.name, got, settled)
+		if strings.Join(settled, " ") != tc.settled {
+			t.Errorf("%s: settled %v; want %q", tc.name, settled, tc.settled)
+		}
 		if tc.want == "unknown" {
 			if !errors.Is(err, errUnknownOutcome) {
 				t.Errorf("%s: %v; want errUnknownOutcome", tc.name, err)
