@@ -95,9 +95,10 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 	// A last version with what was learned since the previous one, unless
 	// the lease is gone: another learner may lead, and this one would
 	// only be refused (its successor resumes from the last version out).
-	if s.updates.Load() > lastPublish && s.leaseLost() {
-		s.log.Warn("final weights not published: this learner lost its lease", "updates_unpublished", s.updates.Load()-lastPublish)
-	} else if s.updates.Load() > lastPublish {
+	unpublished := s.updates.Load() - lastPublish
+	if unpublished > 0 && s.leaseLost() {
+		s.log.Warn("final weights not published: this learner lost its lease", "updates_unpublished", unpublished)
+	} else if unpublished > 0 {
 		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := s.publish(pctx, t, st); err != nil {

@@ -57,9 +57,9 @@ type weightsProducer struct {
 	testHookBeforeCommit func()
 	// fenced is set by the first fencing error: from then on publish
 	// sends nothing (no abort, no new transaction) and returns errFenced.
-	// A fenced producer's requests can only be refused, and one that the
-	// coordinator took for a retry of the new leader's would touch the
-	// new leader's transaction. Torch thread only, like publish.
+	// A fenced producer's requests can only be refused (or, for an EndTxn
+	// at the epoch just before the current one, be taken for a retry of
+	// the new leader's), so it sends none. Torch thread only, like publish.
 	fenced error
 }
 
