@@ -22,6 +22,7 @@ type metrics struct {
 	settled       *prometheus.CounterVec
 	version       prometheus.Gauge
 	leader        prometheus.Gauge
+	leaseChanges  *prometheus.CounterVec
 	loss          prometheus.Gauge
 	entropy       prometheus.Gauge
 	pending       prometheus.Gauge
@@ -62,11 +63,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		published:   c("weights_published_total", "Weights versions published."),
 		settled:     cv("weights_settled_total", settledHelp, "outcome"),
 		version:     g("policy_version", "Newest published policy version."),
-		leader:      g("leader", "1 while this learner leads its policy (holds the lease), 0 while it stands by."),
-		loss:        g("loss", "Total loss of the last update."),
-		entropy:     g("entropy", "Mean policy entropy of the last update."),
-		pending:     g("pending_transitions", "Transitions waiting for the end of their episode or group."),
-		behind:      g("versions_behind", "Versions of updates owed to samples already ingested, at the last publish (the staleness bound's measure)."),
+		leader:      g("leader", "1 while this learner leads its policy (holds the lease), 0 while it stands by or its lease is uncertain."),
+		leaseChanges: cv("lease_changes_total", "Changes of the learner lease's state, by the state entered "+
+			"(held, uncertain: the group session errored and publishing pauses, lost: another learner has the lease).", "state"),
+		loss:    g("loss", "Total loss of the last update."),
+		entropy: g("entropy", "Mean policy entropy of the last update."),
+		pending: g("pending_transitions", "Transitions waiting for the end of their episode or group."),
+		behind:  g("versions_behind", "Versions of updates owed to samples already ingested, at the last publish (the staleness bound's measure)."),
 		updateSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "update_seconds",
 			Help: "Time of one gradient update.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}),
 	}

@@ -30,7 +30,7 @@ var errUnknownOutcome = errors.New("the outcome of the weights transaction is un
 
 // fatalPublish reports whether a publish error must stop the learner.
 func fatalPublish(err error) bool {
-	return errors.Is(err, errFenced) || errors.Is(err, errUnknownOutcome)
+	return errors.Is(err, errFenced) || errors.Is(err, errUnknownOutcome) || errors.Is(err, errLeaseLost)
 }
 
 // weightsTxnID is the transactional id of a policy's weights producer: the
@@ -154,15 +154,18 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 // at a commit whose outcome is unknown (the broker did not confirm it, or
 // refused it in a state no fencing explains) while it still leads. It
 // settles it: a new claim of the producer ends the transaction one way or
-// the other and fences whatever else holds the id (so it is done only while
-// leads() says the lease is this learner's), then the newest committed
+// the other and fences whatever else holds the id (so it is done only once
+// awaitLead says the lease is this learner's), then the newest committed
 // version says whether ev is out. If it is not, rec is published again
 // under the new claim; if a version as new as ev's is out from anyone
 // else, this learner is not the policy's publisher any more (errFenced).
-func (p *weightsProducer) publishSettled(ctx context.Context, rec *kgo.Record, ev *eventspb.Weights, topic string, leads func() bool) error {
+func (p *weightsProducer) publishSettled(ctx context.Context, rec *kgo.Record, ev *eventspb.Weights, topic string, awaitLead func(context.Context) error) error {
 	err := p.publish(ctx, rec)
-	if !errors.Is(err, errUnknownOutcome) || !leads() {
+	if !errors.Is(err, errUnknownOutcome) {
 		return err
+	}
+	if lerr := awaitLead(ctx); lerr != nil {
+		return errors.Join(err, lerr)
 	}
 	p.log.Warn("the outcome of a weights commit is unknown; claiming the weights producer again to settle it",
 		"version", ev.GetVersion(), "err", err)

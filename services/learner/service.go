@@ -164,6 +164,15 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if s.lease, err = newLease(s.factory, s.o.leaseGroup, s.catalog.Name(topics.LearnerLease), s.o.leaseTimeout, s.log); err != nil {
 		return err
 	}
+	s.lease.onChange = func(from, to leaseState) {
+		s.m.leaseChanges.WithLabelValues(to.String()).Inc()
+		switch {
+		case to == leaseUncertain, to == leaseLost:
+			s.m.leader.Set(0)
+		case to == leaseHeld && from == leaseUncertain:
+			s.m.leader.Set(1)
+		}
+	}
 	defer func() {
 		if err != nil && s.lease != nil {
 			s.lease.close()
@@ -311,8 +320,23 @@ func (s *Service) watchLease(ctx context.Context) {
 	}
 }
 
-// leads reports whether this learner holds the lease (true without one).
-func (s *Service) leads() bool { return s.lease == nil || s.lease.leads() }
+// awaitLead returns once this learner holds the lease (at once without
+// one, or while it holds it), errLeaseLost once another learner does: a
+// leader whose lease is uncertain (its group session errored, a broker
+// fault) publishes nothing until the group has answered.
+func (s *Service) awaitLead(ctx context.Context) error {
+	if s.lease == nil || s.lease.leads() {
+		return nil
+	}
+	t0 := time.Now()
+	s.log.Warn("publishing paused: the learner lease is uncertain until the lease group is joined again", "policy", s.o.policyName)
+	if err := s.lease.awaitLead(ctx); err != nil {
+		return err
+	}
+	s.log.Info("the learner lease is this learner's again; publishing resumes", "policy", s.o.policyName,
+		"paused", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
 
 // leaseLost reports whether this leader's lease was taken away.
 func (s *Service) leaseLost() bool {
@@ -475,6 +499,9 @@ func (s *Service) closeWork() {
 // publish exports the model to ONNX, publishes it as the next version and
 // then checkpoints it. Torch thread only.
 func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
+	if err := s.awaitLead(ctx); err != nil {
+		return err
+	}
 	params, err := t.model.exportParams()
 	if err != nil {
 		return err
@@ -519,7 +546,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rec := &kgo.Record{Topic: s.catalog.Name(topics.Weights), Key: []byte(s.o.policyName), Value: b}
-	if err := s.weights.publishSettled(pctx, rec, ev, s.catalog.Name(topics.Weights), s.leads); err != nil {
+	if err := s.weights.publishSettled(pctx, rec, ev, s.catalog.Name(topics.Weights), s.awaitLead); err != nil {
 		return fmt.Errorf("unable to publish weights version %d: %w", v, err)
 	}
 	s.version.Store(v)

@@ -431,7 +431,12 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 		p := fx.claim("leader")
 		var settled []string
 		p.onSettled = func(outcome string) { settled = append(settled, outcome) }
-		leads := func() bool { return tc.leads }
+		leads := func(context.Context) error {
+			if tc.leads {
+				return nil
+			}
+			return errLeaseLost
+		}
 		w1, r1 := ev(1)
 		if err := p.publishSettled(ctx, r1, w1, wTopic, leads); err != nil {
 			t.Fatalf("%s: version 1: %v", tc.name, err)
