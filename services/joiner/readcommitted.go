@@ -2,11 +2,15 @@ package joiner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
 // ClientFunc builds a Kafka client with extra options (kafka.Factory's
@@ -40,22 +44,10 @@ func readToEnd(ctx context.Context, newClient ClientFunc, topic string, partitio
 	if err != nil {
 		return err
 	}
-	adm := kadm.NewClient(admCl)
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	if err != nil {
-		admCl.Close()
-		return fmt.Errorf("unable to list start offsets of %s: %w", topic, err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
+	starts, ends, err := listBounds(ctx, kadm.NewClient(admCl), topic)
 	admCl.Close()
 	if err != nil {
-		return fmt.Errorf("unable to list end offsets of %s: %w", topic, err)
+		return err
 	}
 	want := map[int32]bool{}
 	for _, p := range partitions {
@@ -234,4 +226,41 @@ func fetchError(fetches kgo.Fetches) error {
 		}
 	})
 	return ferr
+}
+
+// boundsPatience bounds how long listBounds asks again.
+const boundsPatience = time.Minute
+
+// listBounds lists topic's start and end offsets, asking again while a
+// partition's answer is an error, for up to boundsPatience: a broker fault
+// moves partition leaders, and until the new leader is known ListOffsets
+// answers NOT_LEADER_OR_FOLLOWER or LEADER_NOT_AVAILABLE for its
+// partitions (a joiner restoring its changelog then exited, though the
+// leaders settled seconds later).
+func listBounds(ctx context.Context, adm *kadm.Client, topic string) (starts, ends kadm.ListedOffsets, err error) {
+	wait := backoff.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	deadline := time.Now().Add(boundsPatience)
+	for {
+		starts, err = adm.ListStartOffsets(ctx, topic)
+		if err == nil {
+			err = starts.Error()
+		}
+		if err != nil {
+			err = fmt.Errorf("unable to list start offsets of %s: %w", topic, err)
+		} else {
+			ends, err = adm.ListEndOffsets(ctx, topic)
+			if err == nil {
+				err = ends.Error()
+			}
+			if err != nil {
+				err = fmt.Errorf("unable to list end offsets of %s: %w", topic, err)
+			}
+		}
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return starts, ends, err
+		}
+		if werr := wait.Wait(ctx); werr != nil {
+			return nil, nil, errors.Join(err, werr)
+		}
+	}
 }
