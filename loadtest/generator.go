@@ -119,6 +119,9 @@ type Expected struct {
 	// name): each must be in the log at that place, and nothing else
 	// (VerifyInputs).
 	Acked map[string][]Landed
+	// Cut are the episodes whose tails a killed producer cut
+	// (ExpectTraffic): none may have a terminal transition.
+	Cut map[string]bool
 	// Records, by what they were.
 	Records, Events, Duplicates, Reordered int
 }

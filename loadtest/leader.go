@@ -35,3 +35,15 @@ func BusiestLeader(ctx context.Context, adm *kadm.Client) (int32, map[int32]int,
 	}
 	return best, led, nil
 }
+
+// GroupCoordinator is the node id of the broker that coordinates group.
+func GroupCoordinator(ctx context.Context, adm *kadm.Client, group string) (int32, error) {
+	c, ok := adm.FindGroupCoordinators(ctx, group)[group]
+	switch {
+	case !ok:
+		return -1, fmt.Errorf("unable to find the coordinator of group %s: no answer", group)
+	case c.Err != nil:
+		return -1, fmt.Errorf("unable to find the coordinator of group %s: %w", group, c.Err)
+	}
+	return c.NodeID, nil
+}

@@ -30,9 +30,26 @@ type Traffic struct {
 	// aborted (the actor gave up: a dead browser, a stop), unfinished (no
 	// done reward: the actor died with it).
 	Episodes, Finished, Aborted, Unfinished int
-	// Gaps are steps missing inside an episode that went on past them (an
-	// event lost between the actor and the log), as episode/step.
+	// Gaps are acknowledged data missing, as "topic episode/step": a step's
+	// event absent while its topic holds a later event of the episode (an
+	// episode's events of one topic share a key, so a partition, and an
+	// idempotent producer's records land in the order sent: a hole there
+	// is a record the broker acknowledged and lost), or absent from an
+	// episode whose producer was not killed (it flushed). A loss.
 	Gaps []string
+	// Cut are the in-flight tail of a killed producer, as "topic
+	// episode/step": events of an episode of a producer killed with
+	// SIGKILL, absent while their topic holds nothing later of the
+	// episode. Sent, perhaps, but never acknowledged: the batch died with
+	// the process, while the episode's other topics (other partitions)
+	// had theirs acknowledged. Not a loss. CutEpisodes are their episodes:
+	// each must end unfinished or aborted for training (no terminal
+	// transition: the learner trains an episode only once it ended), which
+	// Verify checks (Report.CutTerminal).
+	Cut         []string
+	CutEpisodes int
+	// Killed are the producers whose tails may be cut (instance ids).
+	Killed []string
 	// DeadLettered are the steps whose events the joiner dead-lettered
 	// (their transitions are not expected: the dead letter accounts for
 	// them), and Reasons counts those dead letters by reason code.
@@ -45,16 +62,31 @@ type Traffic struct {
 // episodes (lost) and the repeated event ids (duplicated).
 func (t Traffic) Verdicts() []Verdict {
 	var out []Verdict
-	gaps := map[string]int{}
-	for _, g := range t.Gaps {
-		topic, _, _ := strings.Cut(g, " ")
-		gaps[topic]++
+	byTopic := func(keys []string) map[string]int {
+		n := map[string]int{}
+		for _, k := range keys {
+			topic, _, _ := strings.Cut(k, " ")
+			n[topic]++
+		}
+		return n
 	}
+	gaps, cut := byTopic(t.Gaps), byTopic(t.Cut)
 	for _, topic := range []string{topics.Obs, topics.Actions, topics.Rewards} {
 		out = append(out, Verdict{Name: topic, Expected: t.Events[topic] + gaps[topic], Found: t.Events[topic],
-			Lost: gaps[topic], Duplicated: t.Records[topic] - t.Events[topic] - t.Undecodable[topic]})
+			Lost: gaps[topic], Duplicated: t.Records[topic] - t.Events[topic] - t.Undecodable[topic], Cut: cut[topic]})
 	}
 	return out
+}
+
+// killedBy reports whether producer (an instance id, or one of its
+// executors: "<instance>/executor-3") belongs to a killed instance.
+func (t Traffic) killedBy(producer string) bool {
+	for _, k := range t.Killed {
+		if producer == k || strings.HasPrefix(producer, k+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (t Traffic) String() string {
@@ -67,6 +99,9 @@ func (t Traffic) String() string {
 		t.Episodes, t.Finished, t.Aborted, t.Unfinished, t.DeadLettered)
 	if len(reasons) > 0 {
 		s += " (" + strings.Join(reasons, ", ") + ")"
+	}
+	if len(t.Killed) > 0 {
+		s += fmt.Sprintf("; cut by the actor's kill: %d events of %d episodes", len(t.Cut), t.CutEpisodes)
 	}
 	return s
 }
@@ -97,10 +132,17 @@ type inStep struct{ obs, acts, rews []*inEvent }
 // joiner gave up on within its window is in its dead letters, and is
 // accounted for there (Traffic.DeadLettered and Reasons say how many and
 // why, for the reader to judge).
-func ExpectTraffic(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog) (*Expected, Traffic, error) {
-	tr := Traffic{Records: map[string]int{}, Events: map[string]int{}, Undecodable: map[string]int{}, Reasons: map[string]int{}}
-	exp := &Expected{Transitions: map[StepKey]StepIDs{}, Episodes: map[string]EpisodeWant{}, Acked: map[string][]Landed{}}
+//
+// killed are the instance ids of producers killed with SIGKILL during the
+// traffic: their episodes' in-flight tails are counted as cut
+// (Traffic.Cut), not lost.
+func ExpectTraffic(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalog, killed []string) (*Expected, Traffic, error) {
+	tr := Traffic{Records: map[string]int{}, Events: map[string]int{}, Undecodable: map[string]int{}, Reasons: map[string]int{},
+		Killed: killed}
+	exp := &Expected{Transitions: map[StepKey]StepIDs{}, Episodes: map[string]EpisodeWant{}, Acked: map[string][]Landed{},
+		Cut: map[string]bool{}}
 	eps := map[string]map[uint32]*inStep{}
+	producers := map[string]string{} // episode id → its producer
 	at := map[coord]StepKey{}
 	undecodable := map[coord][]byte{}
 	seen := map[string]bool{}
@@ -154,6 +196,9 @@ func ExpectTraffic(ctx context.Context, newClient joiner.ClientFunc, cat *topics
 			seen[e.id] = true
 			tr.Events[topic]++
 			k := StepKey{env.GetEpisodeId(), env.GetStep()}
+			if _, ok := producers[k.Episode]; !ok {
+				producers[k.Episode] = env.GetProducer()
+			}
 			at[c] = k
 			st := step(k.Episode, k.Step)
 			switch topic {
@@ -207,17 +252,19 @@ func ExpectTraffic(ctx context.Context, newClient joiner.ClientFunc, cat *topics
 	}
 
 	for id, steps := range eps {
-		expectEpisode(exp, &tr, id, steps, dead)
+		expectEpisode(exp, &tr, id, steps, dead, tr.killedBy(producers[id]))
 	}
 	exp.Events = tr.Events[topics.Obs] + tr.Events[topics.Actions] + tr.Events[topics.Rewards]
 	exp.Records = tr.Records[topics.Obs] + tr.Records[topics.Actions] + tr.Records[topics.Rewards]
 	exp.Duplicates = exp.Records - exp.Events - tr.Undecodable[topics.Obs] - tr.Undecodable[topics.Actions] - tr.Undecodable[topics.Rewards]
 	slices.Sort(tr.Gaps)
+	slices.Sort(tr.Cut)
 	return exp, tr, nil
 }
 
-// expectEpisode adds what the joiner must make of one episode's steps.
-func expectEpisode(exp *Expected, tr *Traffic, id string, steps map[uint32]*inStep, dead map[StepKey]bool) {
+// expectEpisode adds what the joiner must make of one episode's steps;
+// killed: its producer was killed, so its tail may be cut.
+func expectEpisode(exp *Expected, tr *Traffic, id string, steps map[uint32]*inStep, dead map[StepKey]bool, killed bool) {
 	tr.Episodes++
 	first := func(es []*inEvent) *inEvent {
 		if len(es) == 0 {
@@ -227,8 +274,15 @@ func expectEpisode(exp *Expected, tr *Traffic, id string, steps map[uint32]*inSt
 	}
 	var maxStep uint32
 	doneAt, abortAt := int64(-1), int64(-1)
+	// The last step each topic holds an event of (-1: none).
+	lastOf := map[string]int64{topics.Obs: -1, topics.Actions: -1, topics.Rewards: -1}
 	for t, st := range steps {
 		maxStep = max(maxStep, t)
+		for topic, es := range map[string][]*inEvent{topics.Obs: st.obs, topics.Actions: st.acts, topics.Rewards: st.rews} {
+			if len(es) > 0 {
+				lastOf[topic] = max(lastOf[topic], int64(t))
+			}
+		}
 		if r := first(st.rews); r != nil {
 			if r.done && (doneAt < 0 || int64(t) < doneAt) {
 				doneAt = int64(t)
@@ -246,11 +300,23 @@ func expectEpisode(exp *Expected, tr *Traffic, id string, steps map[uint32]*inSt
 	default:
 		tr.Finished++
 	}
-	// Gaps: a step before the episode's last one (its end, or the last
-	// step seen) without its obs, action or reward.
+	// Missing: a step before the episode's last one (its end, or the last
+	// step seen) without its obs, action or reward. Of a killed producer,
+	// an event after which its topic holds nothing of the episode is its
+	// cut tail; every other one is a gap (lost).
 	last := int64(maxStep)
 	if doneAt >= 0 {
 		last = doneAt
+	}
+	cut := false
+	missing := func(topic string, t int64) {
+		key := fmt.Sprintf("%s %s/%d", topic, id, t)
+		if killed && t > lastOf[topic] {
+			tr.Cut = append(tr.Cut, key)
+			cut = true
+			return
+		}
+		tr.Gaps = append(tr.Gaps, key)
 	}
 	for t := int64(0); t <= last; t++ {
 		st := steps[uint32(t)]
@@ -259,16 +325,20 @@ func expectEpisode(exp *Expected, tr *Traffic, id string, steps map[uint32]*inSt
 		}
 		ended := abortAt >= 0 && t >= abortAt // the aborted step may lack any of them
 		if len(st.obs) == 0 && !ended {
-			tr.Gaps = append(tr.Gaps, fmt.Sprintf("%s %s/%d", topics.Obs, id, t))
+			missing(topics.Obs, t)
 		}
 		if t < last || doneAt >= 0 {
 			if len(st.acts) == 0 && !ended {
-				tr.Gaps = append(tr.Gaps, fmt.Sprintf("%s %s/%d", topics.Actions, id, t))
+				missing(topics.Actions, t)
 			}
 			if len(st.rews) == 0 {
-				tr.Gaps = append(tr.Gaps, fmt.Sprintf("%s %s/%d", topics.Rewards, id, t))
+				missing(topics.Rewards, t)
 			}
 		}
+	}
+	if cut {
+		tr.CutEpisodes++
+		exp.Cut[id] = true
 	}
 
 	var task *eventspb.TaskRef

@@ -1,10 +1,14 @@
 package loadtest
 
 import (
+	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -24,7 +28,7 @@ func TestExpectTrafficMatchesTheGenerator(t *testing.T) {
 	}
 	joinOffline(t, ctx, newClient, cat, 3)
 
-	exp, tr, err := ExpectTraffic(ctx, newClient, cat)
+	exp, tr, err := ExpectTraffic(ctx, newClient, cat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +125,7 @@ func TestExpectTrafficEndings(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	exp, tr, err := ExpectTraffic(ctx, newClient, cat)
+	exp, tr, err := ExpectTraffic(ctx, newClient, cat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,5 +157,156 @@ func TestExpectTrafficEndings(t *testing.T) {
 	}
 	if len(tr.Gaps) != 1 || tr.Gaps[0] != "rewards gap/0" {
 		t.Errorf("gaps %v, want the reward of gap/0", tr.Gaps)
+	}
+}
+
+// TestExpectTrafficKilledProducer is the verdict's accounting of what a
+// producer killed with SIGKILL leaves: its in-flight tail, cut on some
+// topics while another topic's batch was acknowledged, counted as cut and
+// not lost; a record missing from the middle of acknowledged data (a hole
+// in one topic's events of an episode), lost even for a killed producer;
+// a tail missing from a producer that was not killed, lost; and a
+// terminal transition of a cut episode, which fails the verdict.
+func TestExpectTrafficKilledProducer(t *testing.T) {
+	newClient, ctx, cat, cl := fakeTopics(t, "k.", 1)
+	task := &eventspb.TaskRef{TaskId: "miniwob/click-test", Family: "miniwob/click-test"}
+	var recs []*kgo.Record
+	id := 0
+	events := map[string]proto.Message{}
+	add := func(topic, producer, ep string, step uint32, m eventspb.Event) string {
+		id++
+		e := eventspb.NewEnvelope(producer)
+		e.EventId, e.EpisodeId, e.Step = fmt.Sprintf("%s-%d", ep, id), ep, step
+		switch m := m.(type) {
+		case *eventspb.Observation:
+			m.Envelope = e
+		case *eventspb.Action:
+			m.Envelope = e
+		case *eventspb.Reward:
+			m.Envelope = e
+		}
+		b, err := marshalUnchecked(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events[e.EventId] = m
+		recs = append(recs, &kgo.Record{Topic: cat.Name(topic), Key: []byte(ep), Value: b})
+		return e.EventId
+	}
+	// episode writes one episode of producer: obs, actions and rewards of
+	// the steps listed for each (what reached the log), every step acted on
+	// its own obs (or the step's, when the obs never landed).
+	episode := func(producer, ep string, obs, acts, rews []uint32, doneAt int) {
+		ids := map[uint32]string{}
+		for _, s := range obs {
+			ids[s] = add(topics.Obs, producer, ep, s, &eventspb.Observation{Task: task, Stable: true})
+		}
+		for _, s := range acts {
+			ref := ids[s]
+			if ref == "" {
+				ref = fmt.Sprintf("%s-obs%d-never-landed", ep, s)
+			}
+			add(topics.Actions, producer, ep, s, &eventspb.Action{ObsEventId: ref, Type: eventspb.ActionType_ACTION_TYPE_NOOP})
+		}
+		for _, s := range rews {
+			done := int(s) == doneAt
+			add(topics.Rewards, producer, ep, s, &eventspb.Reward{Reward: 0.5, Done: done, Success: done})
+		}
+	}
+	// The drill's case: the actions batch landed up to step 5, the obs
+	// batch only to step 3 and the rewards batch to step 2.
+	episode("actor-k/executor-0", "tail", []uint32{0, 1, 2, 3}, []uint32{0, 1, 2, 3, 4, 5}, []uint32{0, 1, 2}, -1)
+	// The done reward landed, the last obs did not.
+	episode("actor-k/executor-1", "donecut", []uint32{0}, []uint32{0, 1}, []uint32{0, 1}, 1)
+	// The obs of step 1 is missing though the obs of step 2 is there.
+	episode("actor-k/executor-0", "hole", []uint32{0, 2}, []uint32{0, 1, 2}, []uint32{0, 1, 2}, 2)
+	// A producer that was not killed: its missing reward is lost.
+	episode("actor-2/executor-0", "alive", []uint32{0, 1, 2}, []uint32{0, 1}, []uint32{0}, -1)
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	exp, tr, err := ExpectTraffic(ctx, newClient, cat, []string{"actor-k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCut := []string{"obs donecut/1", "obs tail/4", "obs tail/5", "rewards tail/3", "rewards tail/4"}
+	if !slices.Equal(tr.Cut, wantCut) || tr.CutEpisodes != 2 {
+		t.Errorf("cut %v of %d episodes; want %v of 2", tr.Cut, tr.CutEpisodes, wantCut)
+	}
+	wantGaps := []string{"obs hole/1", "rewards alive/1"}
+	if !slices.Equal(tr.Gaps, wantGaps) {
+		t.Errorf("gaps %v; want %v", tr.Gaps, wantGaps)
+	}
+	if !exp.Cut["tail"] || !exp.Cut["donecut"] || exp.Cut["hole"] || exp.Cut["alive"] {
+		t.Errorf("cut episodes %v; want tail and donecut", exp.Cut)
+	}
+	for k, w := range exp.Transitions {
+		if exp.Cut[k.Episode] && w.Done {
+			t.Errorf("a terminal transition of cut episode %s is expected", k.Episode)
+		}
+	}
+	got := map[string]Verdict{}
+	for _, v := range tr.Verdicts() {
+		got[v.Name] = v
+	}
+	want := map[string]Verdict{
+		topics.Obs:     {Name: topics.Obs, Expected: 10 + 1, Found: 10, Lost: 1, Cut: 3},
+		topics.Actions: {Name: topics.Actions, Expected: 13, Found: 13},
+		topics.Rewards: {Name: topics.Rewards, Expected: 9 + 1, Found: 9, Lost: 1, Cut: 2},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("verdicts %+v\nwant %+v", got, want)
+	}
+	if got[topics.Obs].OK() || got[topics.Rewards].OK() || !got[topics.Actions].OK() {
+		t.Error("a verdict with a hole passes, or one without fails")
+	}
+	if !strings.Contains(tr.String(), "cut by the actor's kill: 5 events of 2 episodes") {
+		t.Errorf("traffic %s: the cut tails are not counted apart", tr)
+	}
+
+	// Without the hole and the missing reward, the killed producer's tails
+	// alone leave a passing input verdict.
+	for name, v := range want {
+		v.Expected, v.Lost = v.Found, 0
+		if !v.OK() {
+			t.Errorf("%s: a verdict with only cut tails fails: %+v", name, v)
+		}
+	}
+
+	// The joiner's output: a terminal transition of a cut episode means the
+	// learner trains on it, which fails the verdict.
+	joinOffline(t, ctx, newClient, cat, 1)
+	rep, err := Verify(ctx, newClient, cat, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CutTerminal != 0 {
+		t.Fatalf("a perfect join has %d terminal transitions of cut episodes: %s", rep.CutTerminal, rep)
+	}
+	var obs1, act1 string
+	for id, m := range events {
+		if o, ok := m.(*eventspb.Observation); ok && o.GetEnvelope().GetEpisodeId() == "tail" && o.GetEnvelope().GetStep() == 3 {
+			obs1 = id
+		}
+		if a, ok := m.(*eventspb.Action); ok && a.GetEnvelope().GetEpisodeId() == "tail" && a.GetEnvelope().GetStep() == 3 {
+			act1 = id
+		}
+	}
+	terminal := &eventspb.Transition{Envelope: eventspb.NewEnvelope("joiner"), EpisodeId: "tail", Step: 3, Done: true,
+		Obs: events[obs1].(*eventspb.Observation), Action: events[act1].(*eventspb.Action), Reward: 1}
+	b, err := marshalUnchecked(terminal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: cat.Name(topics.Transitions), Key: []byte("tail"), Value: b}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Verify(ctx, newClient, cat, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CutTerminal != 1 || rep.OK() {
+		t.Errorf("a terminal transition of a cut episode: %d counted, report ok %v: %s", rep.CutTerminal, rep.OK(), rep)
 	}
 }

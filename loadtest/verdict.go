@@ -8,10 +8,12 @@ import (
 
 // Verdict is one topic's or one ClickHouse table's count after a run:
 // what must be there, how much of it is, what is missing and what is there
-// beyond it.
+// beyond it. For the inputs of real actors, Cut is apart from all of them:
+// events a killed producer may have sent and the broker never acknowledged
+// (Traffic.Cut), neither expected nor lost.
 type Verdict struct {
-	Name                              string
-	Expected, Found, Lost, Duplicated int
+	Name                                   string
+	Expected, Found, Lost, Duplicated, Cut int
 }
 
 // OK: nothing lost, nothing duplicated, everything found.
@@ -42,16 +44,25 @@ func (a Audit) Verdicts() []Verdict {
 	return out
 }
 
-// PrintVerdicts writes vs as a table under a title column named what.
-func PrintVerdicts(w io.Writer, what string, vs []Verdict) {
+// PrintVerdicts writes vs as a table under a title column named what;
+// with cut, a column of the cut tails too.
+func PrintVerdicts(w io.Writer, what string, vs []Verdict, cut bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\texpected\tfound\tlost\tduplicated\t\t\n", what)
+	head := "%s\texpected\tfound\tlost\tduplicated\t"
+	if cut {
+		head += "cut (not lost)\t"
+	}
+	fmt.Fprintf(tw, head+"\t\n", what)
 	for _, v := range vs {
 		mark := "ok"
 		if !v.OK() {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated, mark)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t", v.Name, v.Expected, v.Found, v.Lost, v.Duplicated)
+		if cut {
+			fmt.Fprintf(tw, "%d\t", v.Cut)
+		}
+		fmt.Fprintf(tw, "%s\t\n", mark)
 	}
 	_ = tw.Flush()
 }

@@ -25,6 +25,9 @@ type Report struct {
 	Duplicated int // extra copies of a transition
 	Unexpected int // transitions nobody expected
 	Mismatched int // present but made of other events than expected
+	// CutTerminal are terminal transitions of episodes a killed producer
+	// cut (Expected.Cut): the learner would train on such an episode.
+	CutTerminal int
 	// Episode summaries.
 	EpisodesExpected, EpisodesFound, EpisodesLost, EpisodesDuplicated, EpisodesMismatched int
 	// Dead letters.
@@ -42,16 +45,16 @@ type Report struct {
 
 // OK reports whether the output is exactly the expected one.
 func (r Report) OK() bool {
-	return r.Lost == 0 && r.Duplicated == 0 && r.Unexpected == 0 && r.Mismatched == 0 &&
+	return r.Lost == 0 && r.Duplicated == 0 && r.Unexpected == 0 && r.Mismatched == 0 && r.CutTerminal == 0 &&
 		r.EpisodesLost == 0 && r.EpisodesDuplicated == 0 && r.EpisodesMismatched == 0 &&
 		r.MalformedInDLQ == r.MalformedExpected && r.DuplicatedDeadLetters == 0 && r.OtherDeadLetters == 0
 }
 
 func (r Report) String() string {
-	s := fmt.Sprintf("transitions: %d expected, %d found, %d lost, %d duplicated, %d unexpected, %d mismatched; "+
+	s := fmt.Sprintf("transitions: %d expected, %d found, %d lost, %d duplicated, %d unexpected, %d mismatched, %d terminal of cut episodes; "+
 		"episodes: %d expected, %d found, %d lost, %d duplicated, %d mismatched; "+
 		"dlq: %d records, %d/%d malformed, %d duplicated, %d other",
-		r.Expected, r.Found, r.Lost, r.Duplicated, r.Unexpected, r.Mismatched,
+		r.Expected, r.Found, r.Lost, r.Duplicated, r.Unexpected, r.Mismatched, r.CutTerminal,
 		r.EpisodesExpected, r.EpisodesFound, r.EpisodesLost, r.EpisodesDuplicated, r.EpisodesMismatched,
 		r.DeadLetters, r.MalformedInDLQ, r.MalformedExpected, r.DuplicatedDeadLetters, r.OtherDeadLetters)
 	if len(r.Problems) > 0 {
@@ -102,6 +105,10 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 			return nil
 		}
 		k := StepKey{tr.EpisodeId, tr.Step}
+		if tr.Done && exp.Cut[k.Episode] {
+			r.CutTerminal++
+			r.problem("terminal transition %s/%d of an episode a killed producer cut", k.Episode, k.Step)
+		}
 		want, ok := exp.Transitions[k]
 		if !ok {
 			r.Unexpected++

@@ -29,6 +29,7 @@ import (
 )
 
 const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--executors N] [--schedule S] [--down D] [--tail D] [flags]
+       asyncwebrl drill matrix [--repeat N] [--runs a,b] [flags]   (several schedules, repeated: drill matrix --help)
   A fault drill with a verdict. Runs the pipeline on a three-broker KRaft
   cluster of its own (infra/kafka.sh from the repository's jars, on free
   loopback ports, stopped at the end; -brokers to use an existing cluster
@@ -43,7 +44,9 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--
   and --tail more (real actors are then stopped with SIGTERM, which ends
   their episodes); then the drill waits for the joiner and the recorder to
   catch up and counts. The faults:
-    broker      the broker that leads the most partitions (needs the drill's own cluster)
+    broker      the broker that leads the most partitions, or, when a learner runs,
+                the learner lease group's coordinator (needs the drill's own
+                cluster); the learner must keep leading through it, unrestarted
     joiner      joiner member 1
     recorder    recorder member 1
     learner     the learner: with this fault the drill runs one (-target=learner,
@@ -59,7 +62,9 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--
     clickhouse  ClickHouse stopped and started again (needs --private-clickhouse:
                 the shared server is never stopped)
     actor       the actor process (real actors only): its open episodes end
-                unfinished; the restarted actor starts new ones
+                unfinished; the restarted actor starts new ones under an
+                instance id of its own (<id>.1); what the killed one had in
+                flight is its cut tail, counted apart from losses
     chromium    one of the actor's two Chromium browser processes (real actors
                 only): the actor records its executors' episodes as aborted and
                 starts a new browser itself (nothing is restarted by the drill;
@@ -68,16 +73,24 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--
   (records: the load's deliberate duplicates are records like any other)
   and per ClickHouse table (distinct events) with expected, found, lost and
   duplicated. With real actors nobody counted what was sent: the input
-  topics are the reference (an input's lost events are steps missing
-  inside an episode, its duplicates repeated event ids), and what the
-  joiner must make of them is derived from them by the joiner's rules
-  (loadtest.ExpectTraffic; steps the joiner dead-lettered are accounted
-  for by their dead letters, counted by reason). Per fault it prints the time until each affected group made
+  topics are the reference: an input's lost events are acknowledged data
+  missing (an event absent while its topic holds a later one of the
+  episode: an episode's events of one topic share a partition, which an
+  idempotent producer fills in order; or any event missing from an episode
+  of an actor that was not killed), its cut events, apart, the in-flight
+  tail of a killed actor (absent with nothing later of the episode on
+  their topic: never acknowledged, not lost; their episodes must get no
+  terminal transition, so the learner never trains on them), its
+  duplicates repeated event ids. What the joiner must make of them is
+  derived from them by the joiner's rules (loadtest.ExpectTraffic; steps
+  the joiner dead-lettered are accounted for by their dead letters,
+  counted by reason). Per fault it prints the time until each affected group made
   progress again, from the fault: resumed (its first committed offset
   advance) and recovered (every input partition advanced; after a member's
   kill, by a live member once the group had dropped the dead one; after a
   ClickHouse stop, once it was back). Exit 1
-  on any loss, duplicate, mismatch, unrecovered fault or unclean stop.
+  on any loss, duplicate, mismatch, unrecovered fault, unclean stop or
+  learner exit of its own.
   Topics are <prefix>* with a prefix of the drill's own (drill_<id>.), the
   database drill_<id> on -clickhouse-addr (-clickhouse-database is not
   used); both are deleted at the end unless --keep. The members' logs are
@@ -218,8 +231,9 @@ type drillResult struct {
 	unclean []string
 	// versions is the weights topic's chain when a learner ran, else nil.
 	versions *loadtest.VersionCheck
-	// selfExits are the learner's exits of its own, each restarted (a
-	// finding, not a failure: its supervisor restarts it in a deployment).
+	// selfExits are the learner's exits of its own, each restarted as its
+	// supervisor would. A failure: a learner rides out every fault of the
+	// drill (a broker's kill makes its lease uncertain, not lost).
 	selfExits []string
 	// traffic is what real actors wrote (nil for the synthetic load).
 	traffic *loadtest.Traffic
@@ -243,13 +257,19 @@ func (r *drillResult) OK() bool {
 	if r.versions != nil && !r.versions.OK() {
 		return false
 	}
-	return r.report.OK() && r.audit.OK() && len(r.unclean) == 0
+	return r.report.OK() && r.audit.OK() && len(r.unclean) == 0 && len(r.selfExits) == 0
 }
 
 func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "matrix" {
+		return runDrillMatrix(ctx, args[1:], stdout, stderr)
+	}
 	_, err := drill(ctx, args, stdout, stderr)
 	return err
 }
+
+// errDrillFailed: the drill ran, and its verdict failed.
+var errDrillFailed = errors.New("the drill failed (see its verdict above)")
 
 // drill is the drill command, returning what it found (nil for -help or
 // when it could not run).
@@ -302,7 +322,7 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 		return res, err
 	case !res.OK():
 		fmt.Fprintf(stdout, "logs kept in %s\n", df.dir)
-		return res, errors.New("the drill failed (see its verdict above)")
+		return res, errDrillFailed
 	case df.keep && d.cluster != nil:
 		fmt.Fprintf(stdout, "kept: database %s, directory %s (the stopped cluster's data in %s)\n", d.db, df.dir, filepath.Join(df.dir, "cluster"))
 	case df.keep:
@@ -351,6 +371,8 @@ type drillRun struct {
 	// selfExits are the learner's exits it restarted.
 	stopSupervising func()
 	selfExits       []string
+	// killed are the instance ids of the actors killed with SIGKILL.
+	killed []string
 }
 
 func (d *drillRun) say(format string, args ...any) {
@@ -648,12 +670,14 @@ func printDrill(w io.Writer, r *drillResult) {
 	if r.versions != nil {
 		vs = append(vs, r.versions.Verdict("weights"))
 	}
-	loadtest.PrintVerdicts(w, "topic", vs)
+	loadtest.PrintVerdicts(w, "topic", vs, r.traffic != nil)
 	if !r.report.OK() {
 		fmt.Fprintf(w, "verifier: %s\n", r.report)
 	}
 	if r.traffic != nil {
-		fmt.Fprintln(w, "(inputs, real actors: distinct events of each topic; lost: steps missing inside an episode; duplicated: repeated event ids)")
+		fmt.Fprintln(w, "(inputs, real actors: distinct events of each topic; lost: acknowledged events missing, a hole in an episode's events of one topic")
+		fmt.Fprintln(w, " or any event missing from an episode of a producer not killed; cut: a killed actor's unacknowledged in-flight tail, not lost,")
+		fmt.Fprintln(w, " its episodes never trained on (no terminal transition); duplicated: repeated event ids)")
 		fmt.Fprintf(w, "(%s)\n", r.traffic)
 	} else {
 		fmt.Fprintln(w, "(records of each topic: the load's own duplicates and malformed records count as records)")
@@ -663,7 +687,7 @@ func printDrill(w io.Writer, r *drillResult) {
 	}
 	fmt.Fprintln(w)
 	if r.tables != nil {
-		loadtest.PrintVerdicts(w, "ClickHouse table", r.tables)
+		loadtest.PrintVerdicts(w, "ClickHouse table", r.tables, false)
 		fmt.Fprintln(w, "(distinct events the topic holds committed; its undecodable records are counted in bad_records)")
 		for _, t := range r.audit {
 			if len(t.Missing) > 0 {
@@ -674,7 +698,7 @@ func printDrill(w io.Writer, r *drillResult) {
 	}
 	printFaults(w, r.faults)
 	for _, e := range r.selfExits {
-		fmt.Fprintln(w, e)
+		fmt.Fprintln(w, "FAIL: "+e)
 	}
 	for _, m := range r.unclean {
 		fmt.Fprintf(w, "%s did not stop cleanly on SIGTERM\n", m)

@@ -70,7 +70,7 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Cli
 		return res, err
 	}
 	d.say("joiner caught up; deriving what it must have made of the actors' events")
-	exp, tr, err := loadtest.ExpectTraffic(ctx, d.newClient, d.cat)
+	exp, tr, err := loadtest.ExpectTraffic(ctx, d.newClient, d.cat, d.killed)
 	if err != nil {
 		return res, err
 	}

@@ -25,13 +25,25 @@ type member struct {
 	args []string
 	p    *testenv.Process
 	// restarts counts the restarts under an instance id of their own (the
-	// learner's: its versions name their producer).
+	// learner's: its versions name their producer; the actor's: its
+	// events do, and the killed one's cut tails are told by it).
 	restarts int
 	// mu guards p and held for a supervised member (the learner), which
 	// supervise restarts when it exits while not held: held while the
 	// drill kills, restarts or stops it itself.
 	mu   sync.Mutex
 	held bool
+}
+
+// renew gives m's next start an instance id of its own (<name>.<n>): what
+// it produces is then told from what its killed predecessor did.
+func (d *drillRun) renew(m *member) {
+	m.restarts++
+	for i, a := range m.args {
+		if strings.HasPrefix(a, "-instance-id=") {
+			m.args[i] = "-instance-id=" + d.instance(m)
+		}
+	}
 }
 
 // drillMemberEnv is added to the members' environment: the recorder's
@@ -207,10 +219,22 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		for _, n := range led {
 			total += n
 		}
+		role := ""
+		if d.weights != nil {
+			// With a learner, the broker its lease hangs on: the lease
+			// group's coordinator. The learner must ride it out leading.
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			node, err = loadtest.GroupCoordinator(lctx, adm, d.leaseGroup())
+			cancel()
+			if err != nil {
+				return fr, err
+			}
+			role = ", the learner lease group's coordinator"
+		}
 		if err := d.cluster.Crash(int(node)); err != nil {
 			return fr, err
 		}
-		fr.what = fmt.Sprintf("kill -9 broker %d (%s), leader of %d of %d partitions", node, d.cluster.Addrs[node-1], led[node], total)
+		fr.what = fmt.Sprintf("kill -9 broker %d (%s%s), leader of %d of %d partitions", node, d.cluster.Addrs[node-1], role, led[node], total)
 		restore = func() error { return d.cluster.StartNode(int(node)) }
 	case "joiner", "recorder", "actor":
 		m := d.members[s.name][0]
@@ -227,6 +251,10 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		fr.what = fmt.Sprintf("kill -9 %s (pid %d%s)", m.name, pid, held)
 		restore = func() error { return d.startMember(m) }
 		if s.name == "actor" {
+			// Its in-flight tail died with it: the verdict counts its
+			// episodes' missing tails as cut, by its instance id.
+			d.killed = append(d.killed, d.instance(m))
+			d.renew(m)
 			// The groups go on with what the dead actor wrote before its
 			// kill: the actor's own recovery is its first new record.
 			// The dead actor writes nothing more: asking again while the

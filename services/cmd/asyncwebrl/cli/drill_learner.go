@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,10 +46,10 @@ func (d *drillRun) startLearner() error {
 
 // supervise restarts m whenever it exits without the drill's doing, as
 // its supervisor does in a deployment (compose's restart: unless-stopped,
-// a Deployment), and says so; the returned func stops supervising. The
-// learner exits on its own when it loses its lease: a broker fault that
-// takes the lease group's coordinator away for longer than the 6 s
-// session does that.
+// a Deployment), and says so; the returned func stops supervising. Such an
+// exit fails the drill: a broker fault that takes the lease group's
+// coordinator away makes the lease uncertain, and the learner pauses its
+// publishing until the group answers, without exiting.
 func (d *drillRun) supervise(m *member) func() {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -146,12 +145,7 @@ func (d *drillRun) injectLearner(ctx context.Context, adm *kadm.Client) (faultRe
 	// learner runs under an instance id of its own, the producer of its
 	// versions, so its first version is told from a late one of the dead.
 	old := d.instance(m)
-	m.restarts++
-	for i, a := range m.args {
-		if strings.HasPrefix(a, "-instance-id=") {
-			m.args[i] = "-instance-id=" + d.instance(m)
-		}
-	}
+	d.renew(m)
 	select {
 	case <-ctx.Done():
 		return fr, ctx.Err()

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"errors"
+	"io"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/loadtest"
 )
 
 func TestParseDrillFlags(t *testing.T) {
@@ -42,5 +47,45 @@ func TestParseDrillFlags(t *testing.T) {
 	}
 	if !d.real || d.executors != 2 || len(d.schedule) != 5 || d.schedule[3].name != "actor" || d.schedule[4].name != "chromium" {
 		t.Errorf("real-actor flags %+v", d)
+	}
+}
+
+// Every schedule of the drill matrix parses as a drill's flags; the
+// matrix refuses what it sets per run, and unknown schedules.
+func TestDrillMatrixRuns(t *testing.T) {
+	for _, r := range drillMatrix {
+		d, rest, err := parseDrillFlags(r.args)
+		if err != nil {
+			t.Errorf("%s: %v", r.name, err)
+			continue
+		}
+		if len(rest) != 0 || len(d.schedule) == 0 {
+			t.Errorf("%s: schedule %+v, rest %v", r.name, d.schedule, rest)
+		}
+	}
+	for _, bad := range [][]string{{"--runs", "nosuch"}, {"--repeat", "0"}, {"--schedule", "broker@1s"}, {"--keep"}} {
+		err := runDrillMatrix(t.Context(), bad, io.Discard, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+// A matrix line says PASS only for a passing drill, and names a learner
+// that exited on its own and the cut tails.
+func TestDrillMatrixLine(t *testing.T) {
+	res := &drillResult{
+		inputs:  []loadtest.Verdict{{Name: "obs", Expected: 10, Found: 10, Cut: 2}},
+		traffic: &loadtest.Traffic{CutEpisodes: 1},
+		faults:  []faultResult{{name: "actor", recoveries: []loadtest.Recovery{{Resumed: time.Second, Recovered: time.Second}}}},
+	}
+	line := matrixLine(res, nil, time.Minute)
+	if !strings.HasPrefix(line, "PASS") || !strings.Contains(line, "cut 2 (of 1 episodes; 0 terminal)") || !strings.Contains(line, "faults 1/1") {
+		t.Errorf("passing run: %s", line)
+	}
+	res.selfExits = []string{"learner-1 exited on its own"}
+	if line := matrixLine(res, errDrillFailed, time.Minute); !strings.HasPrefix(line, "FAIL") || !strings.Contains(line, "learner self-exits 1") {
+		t.Errorf("a learner's own exit: %s", line)
 	}
 }

@@ -123,6 +123,7 @@ Usage:
   asyncwebrl bench train|report           time to skill async vs sync RL; every bench in one document with plots
   asyncwebrl drill [--schedule S]         kill -9 a broker, a joiner and a recorder under synthetic load on a
                                           three-broker cluster; verdict: lost, duplicated, recovery times
+  asyncwebrl drill matrix [--repeat N]    several drill schedules, each repeated; one verdict line per run
   asyncwebrl health [--url U]             exit 0 when a running asyncwebrl's /healthz answers 200 (container healthchecks)
   asyncwebrl policy features --out F.npz  a recorded observation's policy inputs as NumPy arrays (for Python's onnxruntime)
   asyncwebrl version
