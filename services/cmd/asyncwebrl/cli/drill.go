@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -358,8 +358,8 @@ type drillRun struct {
 	start time.Time
 	// loadStart is when the load began: the schedule's origin.
 	loadStart time.Time
-	cluster   *testenv.Broker     // nil on an existing cluster
-	ch        *testenv.ClickHouse // nil on the configured server
+	cluster   *launch.Cluster    // nil on an existing cluster
+	ch        *launch.ClickHouse // nil on the configured server
 	f         *kafka.Factory
 	cat       *topics.Catalog
 	db        string
@@ -387,12 +387,12 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	cfg, df := d.cfg, d.flags
 	cwd, _ := os.Getwd()
 	if ownCluster || df.privateClickHouse {
-		repo, err := testenv.FindRepo(cwd)
+		repo, err := launch.FindRepo(cwd)
 		if err != nil {
 			return nil, err
 		}
 		if ownCluster {
-			d.cluster = testenv.NewCluster(filepath.Join(df.dir, "cluster"), repo, df.nodes)
+			d.cluster = launch.NewCluster(filepath.Join(df.dir, "cluster"), repo, df.nodes)
 			d.say("starting a %d-broker cluster on %s (infra/kafka.sh, data in %s)", df.nodes, strings.Join(d.cluster.Addrs, ","), filepath.Join(df.dir, "cluster"))
 			defer func() {
 				if err := d.cluster.Down(); err != nil {
@@ -405,7 +405,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 			cfg.Brokers = d.cluster.Addrs
 		}
 		if df.privateClickHouse {
-			d.ch = testenv.NewClickHouse(filepath.Join(df.dir, "clickhouse"), repo)
+			d.ch = launch.NewClickHouse(filepath.Join(df.dir, "clickhouse"), repo)
 			d.say("starting a ClickHouse of the drill's own on %s", d.ch.Addr)
 			defer func() {
 				if err := d.ch.Down(); err != nil {

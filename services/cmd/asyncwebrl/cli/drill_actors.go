@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 )
@@ -22,7 +22,7 @@ import (
 // tasks on a free port and an actor driving --executors executors in two
 // Chromium processes against it.
 func (d *drillRun) startActors() error {
-	addr := "127.0.0.1:" + strconv.Itoa(testenv.Port())
+	addr := "127.0.0.1:" + strconv.Itoa(launch.Port())
 	web := &member{name: "webenv-1"}
 	web.args = append(d.memberArgs(web, "webenv"), "-webenv-addr="+addr)
 	if err := d.startMember(web); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -23,7 +23,7 @@ import (
 type member struct {
 	name string // joiner-1, recorder-2, ...
 	args []string
-	p    *testenv.Process
+	p    *launch.Process
 	// restarts counts the restarts under an instance id of their own (the
 	// learner's: its versions name their producer; the actor's: its
 	// events do, and the killed one's cut tails are told by it).
@@ -93,7 +93,7 @@ func (d *drillRun) instance(m *member) string {
 }
 
 func (d *drillRun) startMember(m *member) error {
-	p, err := testenv.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
+	p, err := launch.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
 	if err != nil {
 		return err
 	}

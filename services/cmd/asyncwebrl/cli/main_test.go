@@ -220,3 +220,18 @@ func (s *safeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.buf.String()
 }
+
+// TestBinaryLinksNoTesting: the binary's tools (the drill) start clusters,
+// servers and processes through infra/launch, never through the test
+// helpers, so package testing is not linked into asyncwebrl.
+func TestBinaryLinksNoTesting(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasSuffix(pkg, "/infra/testenv") {
+			t.Errorf("the binary links %s", pkg)
+		}
+	}
+}

@@ -1,6 +1,7 @@
-package testenv
+package launch
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -10,8 +11,15 @@ import (
 // three nodes without KAFKA_NODES, as `make status` asks, and refuses to
 // start a single node beside its running cluster.
 func TestIntegrationClusterRemembersItsSize(t *testing.T) {
-	b := PrivateCluster(t, 3)
-	out, err := b.Status(t)
+	if os.Getenv("ASYNCWEBRL_SKIP_INTEGRATION") == "1" {
+		t.Skip("ASYNCWEBRL_SKIP_INTEGRATION=1")
+	}
+	b := NewCluster(t.TempDir(), RepoDir(), 3)
+	if err := b.Up(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Down() })
+	out, err := b.Status()
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
@@ -30,7 +38,7 @@ func TestIntegrationClusterRemembersItsSize(t *testing.T) {
 	if err == nil || !strings.Contains(string(got), "runs a cluster of 3 node(s), not 1") {
 		t.Fatalf("a single node started beside the running cluster: %v\n%s", err, got)
 	}
-	if out, err := b.Status(t); err != nil || strings.Count(out, " running ") != 3 {
+	if out, err := b.Status(); err != nil || strings.Count(out, " running ") != 3 {
 		t.Fatalf("after the refused start: %v\n%s", err, out)
 	}
 }

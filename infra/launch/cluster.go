@@ -1,0 +1,112 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Cluster is a Kafka cluster of a program's own (one node, or several),
+// started by infra/kafka.sh in a private run directory on free loopback
+// ports. Fault drills kill its nodes and start them again without
+// disturbing the shared broker.
+type Cluster struct {
+	// Addr is the first node's client listener, host:port; Addrs every
+	// node's, node 1 first.
+	Addr  string
+	Addrs []string
+	dir   string
+	repo  string
+	nodes int
+	env   []string
+}
+
+// NewCluster prepares a cluster of nodes nodes whose data lives in dir, on
+// free loopback ports, run by repo's infra/kafka.sh from the jars in
+// repo/.run; nothing starts until Up, and Down stops it.
+func NewCluster(dir, repo string, nodes int) *Cluster {
+	port, ctrl := FreeRun(nodes), FreeRun(nodes)
+	b := &Cluster{
+		dir:   dir,
+		repo:  repo,
+		nodes: nodes,
+		env: append(os.Environ(),
+			"ASYNCWEBRL_RUN_DIR="+dir,
+			"KAFKA_NODES="+strconv.Itoa(nodes),
+			"KAFKA_PORT="+strconv.Itoa(port),
+			"KAFKA_CONTROLLER_PORT="+strconv.Itoa(ctrl),
+			"KAFKA_HEAP=-Xmx384M",
+			"KAFKA_LIBS="+filepath.Join(repo, ".run", "kafka", "libs"),
+		),
+	}
+	for i := range nodes {
+		b.Addrs = append(b.Addrs, "127.0.0.1:"+strconv.Itoa(port+2*i))
+	}
+	b.Addr = b.Addrs[0]
+	return b
+}
+
+// Up starts every node that is not running and waits until all are ready.
+func (b *Cluster) Up() error {
+	if out, err := b.script("start").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to start the private broker: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// StartNode starts node (1-based) again, alone, and waits until it is ready.
+func (b *Cluster) StartNode(node int) error {
+	if out, err := b.script("start-node", strconv.Itoa(node)).CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to start node %d of the private broker: %w\n%s", node, err, out)
+	}
+	return nil
+}
+
+// Down stops every node (SIGTERM, SIGKILL after 30 s).
+func (b *Cluster) Down() error {
+	if out, err := b.script("stop").CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to stop the private broker: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Crash kills node (1-based) with SIGKILL, as a crash or an OOM kill would,
+// returning once it is gone.
+func (b *Cluster) Crash(node int) error {
+	if out, err := b.script("kill", strconv.Itoa(node)).CombinedOutput(); err != nil {
+		return fmt.Errorf("unable to kill node %d of the private broker: %w\n%s", node, err, out)
+	}
+	return nil
+}
+
+// Status is what `make status` prints for the cluster: infra/kafka.sh
+// status run without KAFKA_NODES, so that it finds the nodes from the count
+// the run directory remembers. The error is the script's exit status (0
+// when every node runs).
+func (b *Cluster) Status() (string, error) {
+	c := b.script("status")
+	c.Env = slices.DeleteFunc(slices.Clone(b.env), func(kv string) bool { return strings.HasPrefix(kv, "KAFKA_NODES=") })
+	out, err := c.CombinedOutput()
+	return string(out), err
+}
+
+// LogFile is node 1's server log.
+func (b *Cluster) LogFile() string { return b.NodeLog(1) }
+
+// NodeLog is node's (1-based) server log.
+func (b *Cluster) NodeLog(node int) string {
+	if b.nodes == 1 {
+		return filepath.Join(b.dir, "kafka", "server.log")
+	}
+	return filepath.Join(b.dir, "kafka", "node"+strconv.Itoa(node), "server.log")
+}
+
+func (b *Cluster) script(args ...string) *exec.Cmd {
+	c := exec.Command("bash", append([]string{filepath.Join(b.repo, "infra", "kafka.sh")}, args...)...)
+	c.Env = b.env
+	return c
+}
