@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -219,26 +217,4 @@ func Verify(ctx context.Context, newClient joiner.ClientFunc, cat *topics.Catalo
 		r.problem("malformed record %s[%d]@%d is not in the dlq", c.topic, c.partition, c.offset)
 	}
 	return r, nil
-}
-
-// WaitCaughtUp waits until group has committed offsets at the end of every
-// partition of cat's input topics (topics.ReadLag), polling every interval.
-// The joiner's outputs for those records are then committed too (same
-// transactions).
-func WaitCaughtUp(ctx context.Context, cl *kgo.Client, cat *topics.Catalog, group string, interval time.Duration) error {
-	adm := kadm.NewClient(cl)
-	for {
-		lag, err := topics.ReadLag(ctx, adm, group, cat.Name(topics.Obs), cat.Name(topics.Actions), cat.Name(topics.Rewards))
-		if err != nil {
-			return err
-		}
-		if lag.CaughtUp() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("group %s did not catch up: %w", group, ctx.Err())
-		case <-time.After(interval):
-		}
-	}
 }

@@ -169,6 +169,12 @@ func (c *Catalog) Spec(topic string) (Spec, error) {
 	return c.Specs[i], nil
 }
 
+// Inputs returns the full names of the actors' event topics the joiner and
+// the recorder consume: obs, actions and rewards.
+func (c *Catalog) Inputs() []string {
+	return []string{c.Name(Obs), c.Name(Actions), c.Name(Rewards)}
+}
+
 // Names returns every full topic name in catalog order.
 func (c *Catalog) Names() []string {
 	out := make([]string, len(c.Specs))

@@ -14,6 +14,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -207,7 +208,7 @@ func TestIntegrationJoinerScaleAndKill(t *testing.T) {
 	t.Logf("load done: %d records, %d events, %d duplicates, %d reordered, %d malformed, %d transitions expected",
 		exp.Records, exp.Events, exp.Duplicates, exp.Reordered, len(exp.Malformed), len(exp.Transitions))
 
-	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, prefix+"joiner", time.Second); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, c.newClient, prefix+"joiner", c.catalog.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := loadtest.Verify(ctx, c.newClient, c.catalog, exp)

@@ -119,7 +119,7 @@ func TestServiceRebalanceExactlyOnceEmbedded(t *testing.T) {
 	exp := gen.exp
 	waitConsumed(t, b, 1) // b owns partitions and restored them
 	stop(t, a)
-	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 200*time.Millisecond); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, c.newClient, c.catalog.Prefix+"joiner", c.catalog.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	stop(t, b)
@@ -251,7 +251,7 @@ func TestServiceAbortRollsBackStateEmbedded(t *testing.T) {
 
 	reg := prometheus.NewRegistry()
 	m := c.member(t, "solo", joiner.WithMetrics(reg))
-	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, c.newClient, c.catalog.Prefix+"joiner", c.catalog.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	stop(t, m)
@@ -320,7 +320,7 @@ func TestServiceSessionRebuiltEmbedded(t *testing.T) {
 
 	reg := prometheus.NewRegistry()
 	m := c.member(t, "solo", joiner.WithMetrics(reg))
-	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, c.newClient, c.catalog.Prefix+"joiner", c.catalog.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Healthy(ctx); err != nil {
@@ -364,7 +364,7 @@ func TestServiceStallWatchdogEmbedded(t *testing.T) {
 		}
 	}
 	starve.Store(false)
-	if err := loadtest.WaitCaughtUp(ctx, c.admin, c.catalog, c.catalog.Prefix+"joiner", 100*time.Millisecond); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, c.newClient, c.catalog.Prefix+"joiner", c.catalog.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	stop(t, m)

@@ -525,7 +525,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	// The joiner first: its output is the recorder's input.
 	settle, cancel := context.WithTimeout(ctx, df.recoveryTimeout+5*time.Minute)
 	defer cancel()
-	if err := loadtest.WaitCaughtUp(settle, admin, d.cat, d.joinerGroup(), time.Second); err != nil {
+	if _, err := kafka.WaitCaughtUp(settle, d.newClient, d.joinerGroup(), d.cat.Inputs()); err != nil {
 		return res, err
 	}
 	d.say("joiner caught up; verifying the topics")
@@ -617,9 +617,7 @@ func (d *drillRun) recorderGroup() string { return d.cat.Prefix + "recorder" }
 
 // inputs are the topics whose committed offsets show a group's progress:
 // the plain input topics, written all along, which both groups consume.
-func (d *drillRun) inputs() []string {
-	return []string{d.cat.Name(topics.Obs), d.cat.Name(topics.Actions), d.cat.Name(topics.Rewards)}
-}
+func (d *drillRun) inputs() []string { return d.cat.Inputs() }
 
 // progress prints a line every 15 s: records sent, and how far behind each
 // group is on the inputs. The returned func stops it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 )
 
@@ -66,7 +67,7 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Cli
 
 	settle, cancel := context.WithTimeout(ctx, d.flags.recoveryTimeout+5*time.Minute)
 	defer cancel()
-	if err := loadtest.WaitCaughtUp(settle, admin, d.cat, d.joinerGroup(), time.Second); err != nil {
+	if _, err := kafka.WaitCaughtUp(settle, d.newClient, d.joinerGroup(), d.cat.Inputs()); err != nil {
 		return res, err
 	}
 	d.say("joiner caught up; deriving what it must have made of the actors' events")

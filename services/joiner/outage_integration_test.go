@@ -1,4 +1,4 @@
-package loadtest_test
+package joiner_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -255,7 +256,7 @@ func (l *load) wait(t *testing.T) *loadtest.Expected {
 func (l *load) verify(ctx context.Context, t *testing.T, newClient joiner.ClientFunc, admin *kgo.Client, cat *topics.Catalog, group string) loadtest.Report {
 	t.Helper()
 	exp := l.wait(t)
-	if err := loadtest.WaitCaughtUp(ctx, admin, cat, group, time.Second); err != nil {
+	if _, err := kafka.WaitCaughtUp(ctx, kafka.ClientFunc(newClient), group, cat.Inputs()); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := loadtest.Verify(ctx, newClient, cat, exp)
