@@ -204,13 +204,14 @@ const (
 	ActionType_ACTION_TYPE_UNSPECIFIED ActionType = 0
 	// Do nothing this step (wait for the page).
 	ActionType_ACTION_TYPE_NOOP ActionType = 1
-	// Click element `bid`, or the point (x, y) when bid is empty.
+	// Click element `bid` at its centre (a point click is not an action yet).
 	ActionType_ACTION_TYPE_CLICK ActionType = 2
 	// Type `text` into element `bid` (replacing its value).
 	ActionType_ACTION_TYPE_FILL ActionType = 3
 	// Choose option `text` of the select element `bid`.
 	ActionType_ACTION_TYPE_SELECT_OPTION ActionType = 4
-	// Scroll by (delta_x, delta_y) pixels at (x, y).
+	// Scroll the viewport by (delta_x, delta_y) frame pixels, at the viewport's
+	// centre; (x, y) records the centre of the element the policy chose.
 	ActionType_ACTION_TYPE_SCROLL ActionType = 5
 	// Press the key combination `key` (e.g. "Enter", "Control+a"), focused on
 	// `bid` when set.
@@ -1170,9 +1171,9 @@ type Action struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Envelope *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
 	Type     ActionType             `protobuf:"varint,2,opt,name=type,proto3,enum=asyncwebrl.v1.ActionType" json:"type,omitempty"`
-	// Target element; empty for coordinate actions.
+	// Target element; empty for actions without one (the action table says which).
 	Bid string `protobuf:"bytes,3,opt,name=bid,proto3" json:"bid,omitempty"`
-	// Point in model-resolution frame pixels (CLICK without bid, SCROLL).
+	// Point in wire-frame pixels: SCROLL records its chosen element's centre.
 	X float32 `protobuf:"fixed32,4,opt,name=x,proto3" json:"x,omitempty"`
 	Y float32 `protobuf:"fixed32,5,opt,name=y,proto3" json:"y,omitempty"`
 	// Scroll amount in pixels (SCROLL).

@@ -2,11 +2,11 @@ package actor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
@@ -79,32 +79,12 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 	return &decision{ev: a, act: act}, nil
 }
 
-// demoEvent is the action event of a scripted env action.
+// demoEvent is the action event of a scripted env action (the action
+// table's ToProto).
 func demoEvent(a env.Action) (*eventspb.Action, error) {
-	ev := &eventspb.Action{Bid: a.BID, Text: a.Text, Key: a.Key, Raw: a.String()}
-	switch a.Type {
-	case env.Click:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_CLICK
-	case env.Fill:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_FILL
-	case env.SelectOption:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_SELECT_OPTION
-		if len(a.Options) > 0 {
-			ev.Text = a.Options[0]
-		}
-	case env.Press:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_PRESS
-	case env.Scroll:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_SCROLL
-		ev.DeltaX, ev.DeltaY = float32(a.DX), float32(a.DY)
-	case env.SendMsg:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER
-	case env.GoBack:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_GO_BACK
-	case env.Noop:
-		ev.Type = eventspb.ActionType_ACTION_TYPE_NOOP
-	default:
-		return nil, errors.New("the scripted solution used an action the events cannot carry: " + a.String())
+	ev, err := action.ToProto(a)
+	if err != nil {
+		return nil, fmt.Errorf("the scripted solution used an action the events cannot carry: %w", err)
 	}
 	return ev, nil
 }

@@ -1,11 +1,11 @@
 package actor
 
 import (
-	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -117,31 +117,22 @@ func clip(s string, n int) string {
 	return s[:n]
 }
 
-// envAction converts a policy action to the env's. Coordinates and scroll
-// amounts come in frame pixels; scale is frame pixels per CSS pixel.
+// envAction converts a policy action to the env's (the action table's
+// FromProto). Scroll amounts come in frame pixels; scaleY is frame pixels
+// per CSS pixel. A noop waits noopWait.
 func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.Action, error) {
-	switch a.GetType() {
-	case eventspb.ActionType_ACTION_TYPE_NOOP:
-		return env.Action{Type: env.Noop, WaitMS: int(noopWait.Milliseconds())}, nil
-	case eventspb.ActionType_ACTION_TYPE_CLICK:
-		return env.Action{Type: env.Click, BID: a.GetBid()}, nil
-	case eventspb.ActionType_ACTION_TYPE_FILL:
-		return env.Action{Type: env.Fill, BID: a.GetBid(), Text: a.GetText()}, nil
-	case eventspb.ActionType_ACTION_TYPE_SELECT_OPTION:
-		return env.Action{Type: env.SelectOption, BID: a.GetBid(), Options: []string{a.GetText()}}, nil
-	case eventspb.ActionType_ACTION_TYPE_SCROLL:
+	act, err := action.FromProto(a)
+	if err != nil {
+		return env.Action{}, err
+	}
+	switch act.Type {
+	case env.Noop:
+		act.WaitMS = int(noopWait.Milliseconds())
+	case env.Scroll:
 		if scaleY <= 0 {
 			scaleY = 1
 		}
-		return env.Action{Type: env.Scroll, DX: float64(a.GetDeltaX()) / scaleY, DY: float64(a.GetDeltaY()) / scaleY}, nil
-	case eventspb.ActionType_ACTION_TYPE_PRESS:
-		return env.Action{Type: env.Press, BID: a.GetBid(), Key: a.GetKey()}, nil
-	case eventspb.ActionType_ACTION_TYPE_GOTO:
-		return env.Action{Type: env.Goto, URL: a.GetUrl()}, nil
-	case eventspb.ActionType_ACTION_TYPE_GO_BACK:
-		return env.Action{Type: env.GoBack}, nil
-	case eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
-		return env.Action{Type: env.SendMsg, Text: a.GetText()}, nil
+		act.DX, act.DY = act.DX/scaleY, act.DY/scaleY
 	}
-	return env.Action{}, fmt.Errorf("unable to execute action type %s", a.GetType())
+	return act, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
 // ArchName names this family of networks in Weights.architecture.
@@ -183,26 +184,12 @@ func actionTypeOf(name string) eventspb.ActionType {
 }
 
 // UsesElement reports whether actions of type t take the element head's
-// choice (and so contribute its log-prob).
-func UsesElement(t eventspb.ActionType) bool {
-	switch t {
-	case eventspb.ActionType_ACTION_TYPE_CLICK, eventspb.ActionType_ACTION_TYPE_FILL,
-		eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, eventspb.ActionType_ACTION_TYPE_SCROLL,
-		eventspb.ActionType_ACTION_TYPE_PRESS:
-		return true
-	}
-	return false
-}
+// choice (and so contribute its log-prob): the action table's Element.
+func UsesElement(t eventspb.ActionType) bool { return action.UsesElement(t) }
 
-// UsesText reports whether actions of type t take the text head's choice.
-func UsesText(t eventspb.ActionType) bool {
-	switch t {
-	case eventspb.ActionType_ACTION_TYPE_FILL, eventspb.ActionType_ACTION_TYPE_SELECT_OPTION,
-		eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
-		return true
-	}
-	return false
-}
+// UsesText reports whether actions of type t take the text head's choice:
+// the action table's Text.
+func UsesText(t eventspb.ActionType) bool { return action.UsesText(t) }
 
 // TextRow returns the row of cand_logits that scores text candidates for an
 // action of type t on element e: the element's row when the type uses an

@@ -77,9 +77,11 @@
 //
 // An action is a Choice of head indices: Type (index into
 // Architecture.ActionTypes), Element (row of elem_logits[Type]) when the
-// type uses an element (CLICK, FILL, SELECT_OPTION, SCROLL, PRESS), and
-// Candidate when the type uses text (FILL, SELECT_OPTION, SEND_MSG_TO_USER),
-// read from cand_logits row TextRow = Element for element types, else E.
+// type uses an element, and Candidate when the type uses text, as the
+// action table says (services/internal/action: Row.Element for CLICK, FILL,
+// SELECT_OPTION, SCROLL, PRESS; Row.Text for FILL, SELECT_OPTION,
+// SEND_MSG_TO_USER), read from cand_logits row TextRow = Element for
+// element types, else E.
 // The joint log-prob recorded as Action.log_prob and recomputed by the
 // learner for the PPO ratio is, with each term a log-softmax over the masked
 // logits of one head:
@@ -91,8 +93,9 @@
 // Entropy is the exact entropy of that factorised distribution (see
 // Architecture.Entropy). Fields of the built eventspb.Action: bid; text and
 // text_token (= Candidate) for text types; key "Enter" for PRESS; SCROLL
-// also sets x/y to the element's centre and delta_y to half the frame
-// height; raw in BrowserGym form. ChoiceOf maps a recorded (or
+// also sets x/y to the element's centre (a record: the env scrolls the
+// viewport at its centre) and delta_y to half the frame height; raw in
+// BrowserGym form (action.Format). ChoiceOf maps a recorded (or
 // demonstrated) action back: bid → element, text_token (or the text) →
 // candidate; anything else, or a choice the masks forbid, is
 // ErrNotRepresentable.

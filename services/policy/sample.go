@@ -6,10 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
 // PressKey is the key a PRESS action sends (to the chosen element).
@@ -197,7 +197,6 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		return nil, fmt.Errorf("%w: type index %d", ErrNotRepresentable, c.Type)
 	}
 	act := &eventspb.Action{Type: typ}
-	q := strconv.Quote
 	if UsesElement(typ) {
 		if c.Element < 0 || c.Element >= len(f.BIDs) {
 			return nil, fmt.Errorf("%w: element %d of %d", ErrNotRepresentable, c.Element, len(f.BIDs))
@@ -213,29 +212,20 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		act.TextToken = &k
 	}
 	switch typ {
-	case eventspb.ActionType_ACTION_TYPE_NOOP:
-		act.Raw = "noop()"
-	case eventspb.ActionType_ACTION_TYPE_CLICK:
-		act.Raw = "click(" + q(act.Bid) + ")"
-	case eventspb.ActionType_ACTION_TYPE_FILL:
-		act.Raw = "fill(" + q(act.Bid) + ", " + q(act.Text) + ")"
-	case eventspb.ActionType_ACTION_TYPE_SELECT_OPTION:
-		act.Raw = "select_option(" + q(act.Bid) + ", " + q(act.Text) + ")"
 	case eventspb.ActionType_ACTION_TYPE_SCROLL:
 		if c.Element >= len(f.Centers) {
 			return nil, fmt.Errorf("%w: element %d has no box", ErrNotRepresentable, c.Element)
 		}
 		act.X, act.Y = f.Centers[c.Element][0], f.Centers[c.Element][1]
 		act.DeltaY = f.FrameHeight / 2
-		act.Raw = "scroll(0, " + strconv.FormatFloat(float64(act.DeltaY), 'f', -1, 32) + ")"
 	case eventspb.ActionType_ACTION_TYPE_PRESS:
 		act.Key = PressKey
-		act.Raw = "press(" + q(act.Bid) + ", " + q(act.Key) + ")"
-	case eventspb.ActionType_ACTION_TYPE_GO_BACK:
-		act.Raw = "go_back()"
-	case eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER:
-		act.Raw = "send_msg_to_user(" + q(act.Text) + ")"
 	}
+	raw, err := action.Format(act)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotRepresentable, err)
+	}
+	act.Raw = raw
 	return act, nil
 }
 

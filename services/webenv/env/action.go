@@ -1,87 +1,56 @@
 package env
 
 import (
-	"strconv"
-	"strings"
+	"fmt"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
-// ActionType names an action of BrowserGym's vocabulary.
-type ActionType string
+// Action is one agent action, in the action table's env form
+// (services/internal/action): only the fields of its type are set.
+type Action = action.Action
 
-// The actions.
+// ActionType names an action of BrowserGym's vocabulary (a row of the
+// action table).
+type ActionType = action.Name
+
+// The actions (the action table's names).
 const (
-	Click        ActionType = "click"
-	Fill         ActionType = "fill"
-	SelectOption ActionType = "select_option"
-	Scroll       ActionType = "scroll"
-	Press        ActionType = "press"
-	Goto         ActionType = "goto"
-	GoBack       ActionType = "go_back"
-	Noop         ActionType = "noop"
-	SendMsg      ActionType = "send_msg_to_user"
+	Click        = action.Click
+	Fill         = action.Fill
+	SelectOption = action.SelectOption
+	Scroll       = action.Scroll
+	Press        = action.Press
+	Goto         = action.Goto
+	GoBack       = action.GoBack
+	Noop         = action.Noop
+	SendMsg      = action.SendMsg
 )
 
 // DefaultNoopWait is noop()'s wait, as in BrowserGym.
-const DefaultNoopWait = 1000
+const DefaultNoopWait = action.DefaultNoopWait
 
-// Action is one agent action. Only the fields of its type are set.
-type Action struct {
-	Type ActionType `json:"type"`
-	// BID is the element of click, fill, select_option and (optionally) press.
-	BID string `json:"bid,omitempty"`
-	// Text is fill's value and send_msg_to_user's message.
-	Text string `json:"text,omitempty"`
-	// Options are select_option's options (by value or visible text).
-	Options []string `json:"options,omitempty"`
-	// Key is press's key combination, e.g. "Enter", "a", "Control+a".
-	Key string `json:"key,omitempty"`
-	// DX and DY are scroll's deltas in CSS pixels.
-	DX float64 `json:"dx,omitempty"`
-	DY float64 `json:"dy,omitempty"`
-	// URL is goto's address, absolute or relative to the current page.
-	URL string `json:"url,omitempty"`
-	// WaitMS is noop's wait in milliseconds.
-	WaitMS int `json:"wait_ms,omitempty"`
-}
+// maxNoopWait bounds a noop's wait (ms).
+const maxNoopWait = action.MaxNoopWait
 
-// String formats the action in BrowserGym's string form; ParseAction reads
-// it back to the same action.
-func (a Action) String() string {
-	q := strconv.Quote
-	switch a.Type {
-	case Click:
-		return "click(" + q(a.BID) + ")"
-	case Fill:
-		return "fill(" + q(a.BID) + ", " + q(a.Text) + ")"
-	case SelectOption:
-		if len(a.Options) == 1 {
-			return "select_option(" + q(a.BID) + ", " + q(a.Options[0]) + ")"
-		}
-		opts := make([]string, len(a.Options))
-		for i, o := range a.Options {
-			opts[i] = q(o)
-		}
-		return "select_option(" + q(a.BID) + ", [" + strings.Join(opts, ", ") + "])"
-	case Scroll:
-		return "scroll(" + fmtNum(a.DX) + ", " + fmtNum(a.DY) + ")"
-	case Press:
-		if a.BID != "" {
-			return "press(" + q(a.BID) + ", " + q(a.Key) + ")"
-		}
-		return "press(" + q(a.Key) + ")"
-	case Goto:
-		return "goto(" + q(a.URL) + ")"
-	case GoBack:
-		return "go_back()"
-	case Noop:
-		return "noop(" + strconv.Itoa(a.WaitMS) + ")"
-	case SendMsg:
-		return "send_msg_to_user(" + q(a.Text) + ")"
+// ParseAction parses one action in BrowserGym's string form (action.Parse)
+// and checks that a press names keys this browser can send.
+func ParseAction(s string) (Action, error) {
+	a, err := action.Parse(s)
+	if err != nil {
+		return Action{}, err
 	}
-	return "unknown(" + q(string(a.Type)) + ")"
+	if a.Type == Press {
+		if _, err := parseKeyCombo(a.Key); err != nil {
+			return Action{}, fmt.Errorf("unable to parse action %q: press: %w", clip(s, 80), err)
+		}
+	}
+	return a, nil
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-// IsClick reports whether the action is a click (for the no-op penalty).
-func (a Action) IsClick() bool { return a.Type == Click }
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

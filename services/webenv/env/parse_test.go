@@ -1,6 +1,7 @@
 package env
 
 import (
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func TestParseActionRejects(t *testing.T) {
 			t.Errorf("%q: error %v, want one mentioning %q", in, err, want)
 		}
 	}
-	if _, err := ParseAction(`send_msg_to_user("` + strings.Repeat("x", maxActionLen) + `")`); err == nil {
+	if _, err := ParseAction(`send_msg_to_user("` + strings.Repeat("x", action.MaxLen) + `")`); err == nil {
 		t.Error("an oversized action was accepted")
 	}
 }

@@ -1,30 +1,38 @@
-package env
+package action
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
+// MaxLen is the longest action string Parse reads, in bytes.
+const MaxLen = 16 << 10
+
+// MaxNoopWait is the longest noop wait in milliseconds.
+const MaxNoopWait = 60000
+
 // Limits of the parser, so that no input can make it slow or large.
 const (
-	maxActionLen = 16 << 10
+	maxActionLen = MaxLen
 	maxTextLen   = 10000
 	maxBIDLen    = 64
 	maxScroll    = 100000
-	maxNoopWait  = 60000
+	maxNoopWait  = MaxNoopWait
 )
 
-// ParseAction parses one action in BrowserGym's string form, e.g.
+// Parse parses one action in BrowserGym's string form, e.g.
 // click("12"), fill("7", "hello"), select_option("3", ["a", "b"]),
 // scroll(0, 200), press("Enter"), press("7", "Control+a"), goto("/x"),
 // go_back(), noop(500), send_msg_to_user("done"). Strings take double or
 // single quotes with backslash escapes; keyword arguments use BrowserGym's
 // parameter names (bid, value, options, delta_x, delta_y, key_comb, url,
-// wait_ms, text, button).
-func ParseAction(s string) (Action, error) {
+// wait_ms, text, button). A key combination is checked for its form only
+// (the env knows the keys: env.ParseAction checks them too).
+func Parse(s string) (Action, error) {
 	if len(s) > maxActionLen {
 		return Action{}, fmt.Errorf("action too long: %d bytes > %d", len(s), maxActionLen)
 	}
@@ -256,34 +264,15 @@ func (p *parser) str() (string, error) {
 	return "", errors.New("unterminated string")
 }
 
-// signature lists an action's parameters in positional order, with the
-// number that are required.
-type signature struct {
-	params   []string
-	required int
-}
-
-var signatures = map[string]signature{
-	"click":            {[]string{"bid", "button"}, 1},
-	"fill":             {[]string{"bid", "value"}, 2},
-	"select_option":    {[]string{"bid", "options"}, 2},
-	"scroll":           {[]string{"delta_x", "delta_y"}, 2},
-	"press":            {[]string{"bid", "key_comb"}, 1},
-	"goto":             {[]string{"url"}, 1},
-	"go_back":          {nil, 0},
-	"noop":             {[]string{"wait_ms"}, 0},
-	"send_msg_to_user": {[]string{"text"}, 1},
-}
-
 // aliases map other names of a keyword argument to BrowserGym's.
 var aliases = map[string]string{"key": "key_comb", "text_value": "value", "option": "options", "dx": "delta_x", "dy": "delta_y"}
 
 func bind(name string, args []arg) (Action, error) {
-	sig, ok := signatures[name]
+	sig, ok := ByName(Name(name))
 	if !ok {
-		return Action{}, fmt.Errorf("unknown action %q (want click, fill, select_option, scroll, press, goto, go_back, noop or send_msg_to_user)", clip(name, 40))
+		return Action{}, fmt.Errorf("unknown action %q (want %s)", clip(name, 40), names())
 	}
-	params := sig.params
+	params := sig.Params
 	// press("Enter") is press(key_comb="Enter"): one positional argument is
 	// the key, as in the env's documented form.
 	if name == "press" && len(args) == 1 && args[0].name == "" {
@@ -300,7 +289,7 @@ func bind(name string, args []arg) (Action, error) {
 		} else if al, ok := aliases[key]; ok {
 			key = al
 		}
-		if !contains(sig.params, key) {
+		if !slices.Contains(sig.Params, key) {
 			return Action{}, fmt.Errorf("%s has no argument %q", name, clip(key, 40))
 		}
 		if _, dup := got[key]; dup {
@@ -308,7 +297,7 @@ func bind(name string, args []arg) (Action, error) {
 		}
 		got[key] = a.v
 	}
-	req := sig.params[:sig.required]
+	req := sig.Params[:sig.Required]
 	if name == "press" {
 		req = []string{"key_comb"}
 	}
@@ -317,7 +306,7 @@ func bind(name string, args []arg) (Action, error) {
 			return Action{}, fmt.Errorf("%s needs the argument %s", name, r)
 		}
 	}
-	a := Action{Type: ActionType(name)}
+	a := Action{Type: sig.Name}
 	var err error
 	str := func(key string, limit int) string {
 		v, ok := got[key]
@@ -387,10 +376,8 @@ func bind(name string, args []arg) (Action, error) {
 			a.BID = bid()
 		}
 		a.Key = str("key_comb", 64)
-		if err == nil {
-			if _, kerr := parseKeyCombo(a.Key); kerr != nil {
-				err = fmt.Errorf("press: %w", kerr)
-			}
+		if err == nil && a.Key == "" {
+			err = errors.New("press: empty key")
 		}
 	case Goto:
 		a.URL = str("url", 4096)
@@ -414,15 +401,6 @@ func bind(name string, args []arg) (Action, error) {
 		return Action{}, err
 	}
 	return a, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 func validBID(b string) bool {

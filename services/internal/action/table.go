@@ -1,0 +1,187 @@
+package action
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// Name is an action type's BrowserGym name.
+type Name string
+
+// The action types, by BrowserGym name.
+const (
+	Noop         Name = "noop"
+	Click        Name = "click"
+	Fill         Name = "fill"
+	SelectOption Name = "select_option"
+	Scroll       Name = "scroll"
+	Press        Name = "press"
+	Goto         Name = "goto"
+	GoBack       Name = "go_back"
+	SendMsg      Name = "send_msg_to_user"
+)
+
+// Target is what an action type acts on.
+type Target int
+
+const (
+	// TargetNone: the page as a whole (noop, go_back, goto, the answer).
+	TargetNone Target = iota
+	// TargetElement: one element, by its bid.
+	TargetElement
+	// TargetElementOptional: an element when a bid is given, else the
+	// focused one (press).
+	TargetElementOptional
+	// TargetViewport: the viewport (scroll; the event records the chosen
+	// element's centre as x, y, but the env scrolls the viewport's centre).
+	TargetViewport
+)
+
+func (t Target) String() string {
+	return [...]string{"none", "element", "element-optional", "viewport"}[t]
+}
+
+// Row is one action type.
+type Row struct {
+	Type eventspb.ActionType
+	Name Name
+	// Params are its BrowserGym parameters in positional order; the first
+	// Required of them must be given.
+	Params   []string
+	Required int
+	Target   Target
+	// Roles are the element roles (Element.role) it may target; empty: any.
+	Roles []string
+	// Element and Text: the policy's element head chooses its bid, the
+	// text head its text (and both log-probs count).
+	Element, Text bool
+	// Doc is what it does, for help texts and the docs.
+	Doc string
+}
+
+// Table is every action type of the schema, in the enum's order.
+var Table = []Row{
+	{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Name: Noop, Params: []string{"wait_ms"},
+		Doc: "do nothing for wait_ms (default 1000) and look again"},
+	{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Name: Click, Params: []string{"bid", "button"}, Required: 1,
+		Target: TargetElement, Element: true, Doc: "left-click element bid at its centre"},
+	{Type: eventspb.ActionType_ACTION_TYPE_FILL, Name: Fill, Params: []string{"bid", "value"}, Required: 2,
+		Target: TargetElement, Roles: []string{"textbox", "searchbox", "combobox", "spinbutton", "textarea"},
+		Element: true, Text: true, Doc: "replace the value of text field bid with value"},
+	{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Name: SelectOption, Params: []string{"bid", "options"}, Required: 2,
+		Target: TargetElement, Roles: []string{"combobox", "listbox"}, Element: true, Text: true,
+		Doc: "choose the option(s) of select bid, by value or visible text"},
+	{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Name: Scroll, Params: []string{"delta_x", "delta_y"}, Required: 2,
+		Target: TargetViewport, Element: true,
+		Doc: "scroll the viewport by (delta_x, delta_y) CSS pixels at its centre"},
+	{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Name: Press, Params: []string{"bid", "key_comb"}, Required: 1,
+		Target: TargetElementOptional, Element: true,
+		Doc: "press the key combination key_comb, focused on bid when given"},
+	{Type: eventspb.ActionType_ACTION_TYPE_GOTO, Name: Goto, Params: []string{"url"}, Required: 1,
+		Doc: "navigate to url (allowed origins only)"},
+	{Type: eventspb.ActionType_ACTION_TYPE_GO_BACK, Name: GoBack, Doc: "browser history back"},
+	{Type: eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER, Name: SendMsg, Params: []string{"text"}, Required: 1,
+		Text: true, Doc: "answer the user with text"},
+}
+
+// ByName returns the row of the action type named name.
+func ByName(name Name) (Row, bool) {
+	i := slices.IndexFunc(Table, func(r Row) bool { return r.Name == name })
+	if i < 0 {
+		return Row{}, false
+	}
+	return Table[i], true
+}
+
+// ByType returns the row of action type t.
+func ByType(t eventspb.ActionType) (Row, bool) {
+	i := slices.IndexFunc(Table, func(r Row) bool { return r.Type == t })
+	if i < 0 {
+		return Row{}, false
+	}
+	return Table[i], true
+}
+
+// UsesElement reports whether the policy's element head chooses the
+// argument of actions of type t.
+func UsesElement(t eventspb.ActionType) bool { r, _ := ByType(t); return r.Element }
+
+// UsesText reports whether the policy's text head chooses the argument of
+// actions of type t.
+func UsesText(t eventspb.ActionType) bool { r, _ := ByType(t); return r.Text }
+
+// names lists the table's names for error messages: "a, b or c".
+func names() string {
+	out := make([]string, len(Table))
+	for i, r := range Table {
+		out[i] = string(r.Name)
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+}
+
+// ToProto is a's event form (the fields of its type; the caller adds the
+// envelope, the state it acted on and the policy's facts).
+func ToProto(a Action) (*eventspb.Action, error) {
+	r, ok := ByName(a.Type)
+	if !ok {
+		return nil, fmt.Errorf("unable to convert action %q: unknown type (want %s)", a.Type, names())
+	}
+	ev := &eventspb.Action{Type: r.Type, Bid: a.BID, Key: a.Key, Url: a.URL,
+		DeltaX: float32(a.DX), DeltaY: float32(a.DY), Raw: a.String()}
+	switch a.Type {
+	case SelectOption:
+		if len(a.Options) > 0 {
+			ev.Text = a.Options[0]
+		}
+	default:
+		ev.Text = a.Text
+	}
+	return ev, nil
+}
+
+// FromProto is the env form of event e. Scroll deltas are as recorded (in
+// the frame's pixels: the actor scales them); noop waits DefaultNoopWait
+// (the event has no wait: the actor sets its own).
+func FromProto(e *eventspb.Action) (Action, error) {
+	r, ok := ByType(e.GetType())
+	if !ok {
+		return Action{}, fmt.Errorf("unable to execute action type %s", e.GetType())
+	}
+	a := Action{Type: r.Name}
+	switch r.Name {
+	case Noop:
+		a.WaitMS = DefaultNoopWait
+	case Click:
+		a.BID = e.GetBid()
+	case Fill:
+		a.BID, a.Text = e.GetBid(), e.GetText()
+	case SelectOption:
+		a.BID, a.Options = e.GetBid(), []string{e.GetText()}
+	case Scroll:
+		a.DX, a.DY = float64(e.GetDeltaX()), float64(e.GetDeltaY())
+	case Press:
+		a.BID, a.Key = e.GetBid(), e.GetKey()
+	case Goto:
+		a.URL = e.GetUrl()
+	case SendMsg:
+		a.Text = e.GetText()
+	}
+	return a, nil
+}
+
+// Format is event e's BrowserGym string form (its raw field): a noop's
+// without its wait, which the event does not carry (Parse reads it back
+// with BrowserGym's default, as FromProto does).
+func Format(e *eventspb.Action) (string, error) {
+	a, err := FromProto(e)
+	if err != nil {
+		return "", err
+	}
+	if a.Type == Noop {
+		return string(Noop) + "()", nil
+	}
+	return a.String(), nil
+}

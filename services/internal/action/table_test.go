@@ -1,0 +1,159 @@
+package action
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+)
+
+// TestTableCoversTheSchema: every value of the schema's ActionType but
+// UNSPECIFIED has exactly one row, every row names a value of the enum,
+// and its name, parameters and heads are consistent; an action type added
+// to events.proto without a row fails here, not at run time in the actor.
+func TestTableCoversTheSchema(t *testing.T) {
+	seen := map[eventspb.ActionType]int{}
+	for _, r := range Table {
+		seen[r.Type]++
+		if _, ok := eventspb.ActionType_name[int32(r.Type)]; !ok || r.Type == eventspb.ActionType_ACTION_TYPE_UNSPECIFIED {
+			t.Errorf("row %s: type %d is not a value of the schema's ActionType", r.Name, r.Type)
+		}
+		if got, ok := ByName(r.Name); !ok || got.Type != r.Type {
+			t.Errorf("row %s: ByName finds %v", r.Name, got.Type)
+		}
+		if r.Required > len(r.Params) {
+			t.Errorf("row %s: %d required of %d parameters", r.Name, r.Required, len(r.Params))
+		}
+		if r.Doc == "" {
+			t.Errorf("row %s: no doc", r.Name)
+		}
+		if r.Target == TargetNone && r.Element {
+			t.Errorf("row %s: targets nothing but takes the element head", r.Name)
+		}
+	}
+	for v, name := range eventspb.ActionType_name {
+		typ := eventspb.ActionType(v)
+		if typ == eventspb.ActionType_ACTION_TYPE_UNSPECIFIED {
+			if _, ok := ByType(typ); ok {
+				t.Error("UNSPECIFIED has a row")
+			}
+			continue
+		}
+		if seen[typ] != 1 {
+			t.Errorf("%s: %d rows in the action table, want 1", name, seen[typ])
+		}
+		if _, err := FromProto(&eventspb.Action{Type: typ}); err != nil {
+			t.Errorf("%s: FromProto: %v", name, err)
+		}
+	}
+	if _, err := FromProto(&eventspb.Action{}); err == nil {
+		t.Error("FromProto accepted an action of no type")
+	}
+	if _, err := ToProto(Action{Type: "hover"}); err == nil {
+		t.Error("ToProto accepted an action type the table does not have")
+	}
+}
+
+// TestActionsGolden round-trips every action through its three forms:
+// the BrowserGym string (Parse), the env's Action, the event (ToProto) and
+// back (FromProto, Format), with the row that carries it. testdata/actions.txt.
+func TestActionsGolden(t *testing.T) {
+	datadriven.RunTest(t, "testdata/actions.txt", func(t *testing.T, d *datadriven.TestData) string {
+		var b strings.Builder
+		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+			fmt.Fprintf(&b, "%s\n", line)
+			a, err := Parse(line)
+			if err != nil {
+				fmt.Fprintf(&b, "  error: %v\n", err)
+				continue
+			}
+			r, _ := ByName(a.Type)
+			fmt.Fprintf(&b, "  row: %s %s target=%s element=%v text=%v\n", r.Name, r.Type, r.Target, r.Element, r.Text)
+			fmt.Fprintf(&b, "  env: %+v\n", a)
+			fmt.Fprintf(&b, "  string: %s\n", a)
+			ev, err := ToProto(a)
+			if err != nil {
+				fmt.Fprintf(&b, "  proto error: %v\n", err)
+				continue
+			}
+			fmt.Fprintf(&b, "  proto: %s\n", protoFields(ev))
+			back, err := FromProto(ev)
+			if err != nil {
+				fmt.Fprintf(&b, "  back error: %v\n", err)
+				continue
+			}
+			raw, _ := Format(ev)
+			fmt.Fprintf(&b, "  back: %s (raw %s)\n", back, raw)
+			if again, err := Parse(raw); err != nil || again.String() != back.String() {
+				fmt.Fprintf(&b, "  MISMATCH: the raw form parses to %v (%v)\n", again, err)
+			}
+		}
+		return b.String()
+	})
+}
+
+// protoFields prints the set fields of an action event in a fixed form
+// (prototext varies its spacing on purpose).
+func protoFields(e *eventspb.Action) string {
+	out := []string{e.GetType().String()}
+	add := func(name, v string) {
+		if v != "" {
+			out = append(out, name+"="+v)
+		}
+	}
+	add("bid", e.GetBid())
+	add("text", e.GetText())
+	add("key", e.GetKey())
+	add("url", e.GetUrl())
+	if e.GetDeltaX() != 0 || e.GetDeltaY() != 0 {
+		add("delta", fmt.Sprintf("(%g, %g)", e.GetDeltaX(), e.GetDeltaY()))
+	}
+	add("raw", e.GetRaw())
+	return strings.Join(out, " ")
+}
+
+// TestClickHouseEnum: every action_type Enum8 of the ClickHouse migrations
+// lists the table's actions under the schema's numbers, and nothing else
+// but 'unspecified' = 0: an action added to the table without a migration
+// fails here, not in the recorder's first insert.
+func TestClickHouseEnum(t *testing.T) {
+	files, err := filepath.Glob("../../../analytics/migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations found: %v", err)
+	}
+	want := map[string]int32{"unspecified": 0}
+	for _, r := range Table {
+		want[string(r.Name)] = int32(r.Type)
+	}
+	decl := regexp.MustCompile(`action_type\s+Enum8\(([^)]*)\)`)
+	item := regexp.MustCompile(`'([a-z_]+)'\s*=\s*(-?\d+)`)
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			n++
+			got := map[string]int32{}
+			for _, it := range item.FindAllStringSubmatch(m[1], -1) {
+				v, _ := strconv.Atoi(it[2])
+				got[it[1]] = int32(v)
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("%s: action_type %v, want %v", filepath.Base(f), got, want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no action_type Enum8 in the migrations")
+	}
+}
