@@ -35,8 +35,10 @@ type Service struct {
 	settler   env.Settler
 	obs       *observer
 
-	pool      *pool
-	server    *policy.Server
+	pool *pool
+	// policy decides the executors' actions (the ONNX network in the
+	// batching inference server).
+	policy    Policy
 	pub       *publisher
 	tasks     *taskSource
 	execs     []*executor
@@ -129,11 +131,10 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		obs: s.catalog.Name(topics.Obs), actions: s.catalog.Name(topics.Actions),
 		rewards: s.catalog.Name(topics.Rewards), tel: s.catalog.Name(topics.Telemetry)}
 
-	srv, ww, err := s.startPolicy(ctx)
-	if err != nil {
+	var ww *weightsFollower
+	if s.policy, ww, err = s.startPolicy(ctx); err != nil {
 		return err
 	}
-	s.server = srv
 
 	gen, err := newLocalTasks(s.opts.instance, s.opts.families, s.opts.firstSeed)
 	if err != nil {
@@ -181,7 +182,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.goBG(func() { s.tasks.run(runCtx, func() { s.m.badInputs.WithLabelValues("tasks").Inc() }) })
-	s.goBG(func() { ww.follow(runCtx, s.server, ww.haveAny) })
+	s.goBG(func() { ww.follow(runCtx, s.policy, ww.haveAny) })
 	s.goBG(func() { s.publishTelemetry(runCtx) })
 	s.goBG(func() { s.pool.watch(runCtx, 5*time.Second) })
 	switch s.opts.mode {
@@ -209,7 +210,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		}
 	}
 	s.log.Info("actor running", "mode", s.opts.mode, "executors", len(s.execs), "browsers", len(s.pool.slots),
-		"policy", s.opts.policyName, "version", s.server.Version(), "webenv", s.webenvURL)
+		"policy", s.opts.policyName, "version", s.policy.Version(), "webenv", s.webenvURL)
 	return nil
 }
 
@@ -222,7 +223,7 @@ type weightsFollower struct {
 
 // startPolicy reads the latest weights and starts the inference server on
 // them, or on the initial policy when none is published.
-func (s *Service) startPolicy(ctx context.Context) (*policy.Server, *weightsFollower, error) {
+func (s *Service) startPolicy(ctx context.Context) (Policy, *weightsFollower, error) {
 	var err error
 	topic := s.catalog.Name(topics.Weights)
 	if s.weightsCl, err = s.factory.NewClient("actor-weights", weightstopic.ConsumeOpts(topic)...); err != nil {
@@ -248,14 +249,24 @@ func (s *Service) startPolicy(ctx context.Context) (*policy.Server, *weightsFoll
 			return nil, nil, fmt.Errorf("unable to build the initial policy: %w", err)
 		}
 	}
-	popts := append([]policy.Option{policy.WithLogger(s.log)}, s.opts.policyOpts...)
-	srv, err := policy.NewServer(onnx, version, popts...)
+	newPolicy := s.opts.newPolicy
+	if newPolicy == nil {
+		newPolicy = func(weights []byte, version uint64) (Policy, error) {
+			popts := append([]policy.Option{policy.WithLogger(s.log)}, s.opts.policyOpts...)
+			srv, err := policy.NewServer(weights, version, popts...)
+			if err != nil {
+				return nil, fmt.Errorf("unable to start the inference server: %w", err)
+			}
+			return onnxPolicy{srv}, nil
+		}
+	}
+	p, err := newPolicy(onnx, version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("unable to start the inference server: %w", err)
+		return nil, nil, err
 	}
 	s.m.version.Set(float64(version))
 	s.log.Info("policy loaded", "policy", s.opts.policyName, "version", version, "published", ww.haveAny)
-	return srv, ww, nil
+	return p, ww, nil
 }
 
 func (s *Service) goBG(fn func()) {
@@ -334,8 +345,8 @@ func (s *Service) teardown(ctx context.Context) error {
 		s.pubCancel()
 		s.producer.Close()
 	}
-	if s.server != nil {
-		if err := s.server.Close(ctx); err != nil {
+	if s.policy != nil {
+		if err := s.policy.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -411,10 +422,10 @@ func (s *Service) Browsers() []BrowserInfo {
 
 // PolicyVersion returns the weights version being served.
 func (s *Service) PolicyVersion() uint64 {
-	if s.server == nil {
+	if s.policy == nil {
 		return 0
 	}
-	return s.server.Version()
+	return s.policy.Version()
 }
 
 // TimeSplit returns the executors' time per phase since the start.

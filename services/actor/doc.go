@@ -1,9 +1,11 @@
 // Package actor owns the rollout side of AsyncWebRL: a pool of Chromium
 // processes driven over the DevTools protocol (through webenv/env), the
 // executors that run episodes in isolated browser contexts, the visual
-// stability detector that decides when a frame is a state, the shared
-// batching inference server (package policy) fed by every executor, and the
-// Kafka side: tasks in, weights in, obs/actions/rewards/telemetry out.
+// stability detector that decides when a frame is a state, the Policy seam
+// the executors decide through (policy.go: by default the shared batching
+// inference server of package policy, fed by every executor; WithPolicy
+// for another backend), and the Kafka side: tasks in, weights in,
+// obs/actions/rewards/telemetry out.
 //
 // # Executors and the two modes
 //

@@ -16,7 +16,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
-	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
@@ -57,6 +56,9 @@ type episode struct {
 	prevAction, prevBid string
 	prev                *eventspb.Action
 	prevURL             string
+	// history is the episode's actions so far, oldest first (Query's
+	// History: at most maxSteps small events).
+	history []*eventspb.Action
 	// tried holds, in greedy episodes, the actions taken from each page
 	// state (pageState) so far: none is taken from the same state again.
 	tried map[string][]*eventspb.Action
@@ -292,55 +294,53 @@ func (x *executor) think(ctx context.Context) (*decision, error) {
 	return x.decide(ctx, f)
 }
 
-// featurize is think's first half (the sync mode runs it for every
-// executor before one batched inference).
-func (x *executor) featurize(ctx context.Context) (*policy.Features, error) {
-	arch := x.s.server.Arch()
-	f, err := arch.Featurize(x.ep.obs)
+// featurize is think's first half, the policy's Prepare (the sync mode
+// runs it for every executor before one batched decision).
+func (x *executor) featurize(ctx context.Context) (Input, error) {
+	in, err := x.s.policy.Prepare(x.ep.obs)
 	if err != nil {
 		return nil, x.fail(ctx, x.ep.step, err, "featurize")
 	}
-	return f, nil
+	return in, nil
 }
 
-// decide is think's second half: inference in the shared batching server
-// and sampling. The action event is published before it is executed,
-// stamped with the version of the weights that chose it.
-func (x *executor) decide(ctx context.Context, f *policy.Features) (*decision, error) {
+// decide is think's second half: the policy's Decide (inference in the
+// shared batching server and sampling, for the ONNX policy). The action
+// event is published before it is executed, stamped with the version of
+// the weights that chose it.
+func (x *executor) decide(ctx context.Context, in Input) (*decision, error) {
 	ep := x.ep
 	if ep.demo != nil {
 		return x.demoDecide(ctx)
 	}
 	t0 := time.Now()
-	srv := x.s.server
-	arch := srv.Arch()
-	out, err := srv.Submit(ctx, f)
-	if err != nil {
-		return nil, x.fail(ctx, ep.step, err, "inference")
-	}
-	var d *policy.Decision
+	q := Query{Greedy: ep.greedy, RNG: x.rng, History: ep.history}
+	state := ""
 	if ep.greedy {
 		// Evaluation: the argmax, but never the action just taken on the
 		// same page nor one already taken from this page state
 		// (policy.GreedyAvoiding says why).
-		state := pageState(ep.obs)
-		avoid := ep.tried[state]
+		state = pageState(ep.obs)
+		q.Avoid = ep.tried[state]
 		if ep.prev != nil && ep.prevURL == ep.obs.GetUrl() {
-			avoid = append(slices.Clip(avoid), ep.prev)
+			q.Avoid = append(slices.Clip(q.Avoid), ep.prev)
 		}
-		if d, err = arch.GreedyAvoiding(f, out, avoid); err == nil {
-			if ep.tried == nil {
-				ep.tried = map[string][]*eventspb.Action{}
-			}
-			ep.tried[state] = append(ep.tried[state], d.Action)
-		}
-	} else {
-		d, err = arch.Sample(f, out, x.rng, false)
 	}
+	out, err := x.s.policy.Decide(ctx, in, q)
 	if err != nil {
-		return nil, x.fail(ctx, ep.step, err, "sampling")
+		stage := "inference"
+		if se := (*stageError)(nil); errors.As(err, &se) {
+			stage = se.stage
+		}
+		return nil, x.fail(ctx, ep.step, err, stage)
 	}
-	a := d.Action
+	if ep.greedy {
+		if ep.tried == nil {
+			ep.tried = map[string][]*eventspb.Action{}
+		}
+		ep.tried[state] = append(ep.tried[state], out.Action)
+	}
+	a := out.Action
 	a.Envelope = eventspb.NewEnvelope(x.name)
 	a.Envelope.EpisodeId, a.Envelope.Step, a.Envelope.Source = ep.id, ep.step, eventspb.Source_SOURCE_POLICY
 	a.Greedy = ep.greedy
@@ -388,6 +388,7 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 
 	ep.prevAction, ep.prevBid = d.ev.GetRaw(), d.ev.GetBid()
 	ep.prev, ep.prevURL = d.ev, ep.obs.GetUrl()
+	ep.history = append(ep.history, d.ev)
 	next, stable, done, err := x.settle(ctx, t+1, res.Obs, res.Done)
 	if err != nil {
 		return x.fail(ctx, t, err, "observe")

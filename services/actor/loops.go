@@ -9,7 +9,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
-	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // runAsync is one executor on its own: it starts an episode, thinks and
@@ -103,7 +102,7 @@ func (s *Service) runRaw(ctx context.Context, x *executor) {
 func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	xs := s.execs
 	decisions := make([]*decision, len(xs))
-	feats := make([]*policy.Features, len(xs))
+	feats := make([]Input, len(xs))
 	batches := 0
 	var acted uint64 // the policy version the last batch began with
 	for ctx.Err() == nil {
@@ -112,7 +111,7 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 			if batches > 0 && !s.awaitVersion(ctx, xs, acted) {
 				break
 			}
-			acted = s.server.Version()
+			acted = s.policy.Version()
 			batches++
 		}
 		s.barrier(xs, func(i int, x *executor) {
@@ -169,7 +168,7 @@ func (s *Service) awaitVersion(ctx context.Context, xs []*executor, v uint64) bo
 			x.ts.since(phIdle, t0)
 		}
 	}()
-	for s.server.Version() <= v {
+	for s.policy.Version() <= v {
 		if err := backoff.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return false
 		}

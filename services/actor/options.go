@@ -73,6 +73,7 @@ type options struct {
 	policyName     string
 	policyOpts     []policy.Option
 	initialONNX    []byte
+	newPolicy      func(weights []byte, version uint64) (Policy, error)
 	weightsCatchUp time.Duration
 	shaping        webenv.Shaping
 	browserNice    int
@@ -214,6 +215,14 @@ func WithPolicyName(n string) Option { return func(o *options) { o.policyName = 
 // (default: its own, max batch 32 and max wait 2ms).
 func WithPolicyOptions(opts ...policy.Option) Option {
 	return func(o *options) { o.policyOpts = append(o.policyOpts, opts...) }
+}
+
+// WithPolicy sets the backend that decides the executors' actions, built
+// from the weights the actor starts on (default: the ONNX network in the
+// batching inference server, with WithPolicyOptions). Later versions reach
+// it through Policy.Swap.
+func WithPolicy(newPolicy func(weights []byte, version uint64) (Policy, error)) Option {
+	return func(o *options) { o.newPolicy = newPolicy }
 }
 
 // WithInitialONNX sets the model used when no weights are published

@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
-	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // weightsWatcher follows the compacted weights topic from its start: at
@@ -63,7 +62,7 @@ func versionOf(l *latest) uint64 {
 }
 
 // follow swaps newer versions into srv until ctx ends.
-func (w *weightsWatcher) follow(ctx context.Context, srv *policy.Server, haveAny bool) {
+func (w *weightsWatcher) follow(ctx context.Context, srv Policy, haveAny bool) {
 	for {
 		fs := w.cl.PollFetches(ctx)
 		if ctx.Err() != nil || fs.IsClientClosed() {
