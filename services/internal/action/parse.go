@@ -39,12 +39,13 @@ func Parse(s string) (Action, error) {
 	p := &parser{s: s}
 	a, err := p.action()
 	if err != nil {
-		return Action{}, fmt.Errorf("unable to parse action %q: %w", clip(s, 80), err)
+		return Action{}, fmt.Errorf("unable to parse action %q: %w", Clip(s, 80), err)
 	}
 	return a, nil
 }
 
-func clip(s string, n int) string {
+// Clip shortens s to its first n bytes and an ellipsis, for error messages.
+func Clip(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}
@@ -270,7 +271,7 @@ var aliases = map[string]string{"key": "key_comb", "text_value": "value", "optio
 func bind(name string, args []arg) (Action, error) {
 	sig, ok := ByName(Name(name))
 	if !ok {
-		return Action{}, fmt.Errorf("unknown action %q (want %s)", clip(name, 40), names())
+		return Action{}, fmt.Errorf("unknown action %q (want %s)", Clip(name, 40), names())
 	}
 	params := sig.Params
 	// press("Enter") is press(key_comb="Enter"): one positional argument is
@@ -290,7 +291,7 @@ func bind(name string, args []arg) (Action, error) {
 			key = al
 		}
 		if !slices.Contains(sig.Params, key) {
-			return Action{}, fmt.Errorf("%s has no argument %q", name, clip(key, 40))
+			return Action{}, fmt.Errorf("%s has no argument %q", name, Clip(key, 40))
 		}
 		if _, dup := got[key]; dup {
 			return Action{}, fmt.Errorf("%s: argument %s given twice", name, key)
@@ -337,7 +338,7 @@ func bind(name string, args []arg) (Action, error) {
 	bid := func() string {
 		b := str("bid", maxBIDLen)
 		if err == nil && !validBID(b) {
-			err = fmt.Errorf("%s: bad bid %q (want letters, digits, - _ . :)", name, clip(b, 20))
+			err = fmt.Errorf("%s: bad bid %q (want letters, digits, - _ . :)", name, Clip(b, 20))
 		}
 		return b
 	}

@@ -48,9 +48,5 @@ func ParseAction(s string) (Action, error) {
 	return a, nil
 }
 
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
+// clip shortens text for error messages (action.Clip).
+var clip = action.Clip
