@@ -455,7 +455,7 @@ func (s *Service) BrowserCPU() time.Duration {
 func SelfCPU() time.Duration { return selfCPU() }
 
 // pacedFrames restores Chromium's frame pacing over env.LaunchBrowser's
-// unpaced flags (see WithUnpacedFrames).
+// unpaced flags (see options.unpaced).
 func pacedFrames() []env.BrowserOption {
 	return []env.BrowserOption{env.WithBrowserFlag("disable-frame-rate-limit", false), env.WithBrowserFlag("disable-gpu-vsync", false)}
 }

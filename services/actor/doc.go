@@ -32,7 +32,7 @@
 //     with a frame store the hash of the full-resolution PNG (claim check:
 //     RunDir/frames/<sha256>). Unstable frames are published too; decisions
 //     are taken only on stable ones: an executor waits for its page again
-//     (WithResettles) and aborts the episode if it never settles.
+//     (twice more) and aborts the episode if it never settles.
 //   - actions at step t: a_t with log-prob, value, policy name and version,
 //     the batch's inference time and size, and the obs event it was chosen
 //     from.
@@ -63,7 +63,7 @@
 // dies with the actor even on kill -9 (its helpers follow: they exit when
 // their browser's pipe closes); Close kills the group and sweeps /proc for
 // any process still carrying the browser's --user-data-dir. Frame pacing is
-// restored over env.LaunchBrowser's unpaced flags (WithUnpacedFrames). A
+// restored over env.LaunchBrowser's unpaced flags (options.unpaced). A
 // supervisor restarts a browser whose DevTools connection drops or that
 // fails a health check; the executors of that browser record their
 // episodes as aborted ("crash") and open new tabs. Every tab intercepts its

@@ -52,40 +52,64 @@ func ParseMode(s string) (Mode, error) {
 type Option func(*options)
 
 type options struct {
-	executors      int
-	browsers       int
-	mode           Mode
-	webenvURL      string
-	allowed        []string
-	settler        env.Settler
-	frameMaxSide   int
-	frameFormat    string
-	jpegQuality    int
-	frameStore     string
-	maxSteps       int
-	resettles      int
-	taskGrace      time.Duration
-	taskPause      time.Duration
-	taskGroup      string
-	families       []string
-	onPolicy       bool
-	firstSeed      int64
-	policyName     string
-	policyOpts     []policy.Option
-	initialONNX    []byte
-	newPolicy      func(weights []byte, version uint64) (Policy, error)
+	executors    int
+	browsers     int
+	mode         Mode
+	webenvURL    string
+	allowed      []string
+	settler      env.Settler
+	frameMaxSide int
+	frameFormat  string
+	jpegQuality  int
+	frameStore   string
+	maxSteps     int
+	// resettles: how many more times an executor waits for a page that
+	// did not settle before it aborts the episode (default 2).
+	resettles int
+	taskGrace time.Duration
+	// taskPause: how long executors wait for the next assignment once
+	// the tasks topic has delivered one, before the local generator supplies
+	// tasks (default 30s, never less than the task grace): a scheduler that
+	// holds assignments back for its learner's staleness bound is paused, not
+	// gone.
+	taskPause time.Duration
+	taskGroup string
+	families  []string
+	onPolicy  bool
+	// firstSeed: the local generator's first seed (default 0).
+	firstSeed  int64
+	policyName string
+	// policyOpts: options of the batching inference server
+	// (default: its own, max batch 32 and max wait 2ms).
+	policyOpts  []policy.Option
+	initialONNX []byte
+	newPolicy   func(weights []byte, version uint64) (Policy, error)
+	// weightsCatchUp: the bound on the start-up read of the weights topic for the
+	// latest version (default 15s).
 	weightsCatchUp time.Duration
 	shaping        webenv.Shaping
 	browserNice    int
 	telemetryEvery time.Duration
-	noopWait       time.Duration
-	browserOpts    []env.BrowserOption
-	unpaced        bool
-	stepTimeout    time.Duration
-	sampleSeed     uint64
-	log            *slog.Logger
-	reg            prometheus.Registerer
-	instance       string
+	// noopWait: how long a NOOP action waits before the page is settled
+	// again (default 0: NOOP means "wait for the page", the settler does that).
+	noopWait    time.Duration
+	browserOpts []env.BrowserOption
+	// unpaced: keep env.LaunchBrowser's --disable-frame-rate-limit
+	// and --disable-gpu-vsync (default off: the actor restores frame pacing).
+	// Unpaced frames let a screenshot skip the wait for the next frame, which
+	// matters above ~12 steps/s per tab; the actor's tabs step a few times a
+	// second, and unpaced, every page with anything to redraw (a spinner, a
+	// hover, a caret) draws as fast as the CPU allows: measured on 2 cores with
+	// the web profile, 8 async executors made 17 steps/s unpaced and 20 paced,
+	// and the sync baseline used 76% of the CPU unpaced against 48% paced.
+	unpaced bool
+	// stepTimeout: the bound on one reset or step including its settling (default
+	// 60s); a step that takes longer aborts its episode.
+	stepTimeout time.Duration
+	sampleSeed  uint64
+	log         *slog.Logger
+	reg         prometheus.Registerer
+	instance    string
 }
 
 func defaultOptions() options {
@@ -155,20 +179,9 @@ func WithFrameStore(dir string) Option { return func(o *options) { o.frameStore 
 // an episode that reaches it is truncated.
 func WithMaxSteps(n int) Option { return func(o *options) { o.maxSteps = n } }
 
-// WithResettles sets how many more times an executor waits for a page that
-// did not settle before it aborts the episode (default 2).
-func WithResettles(n int) Option { return func(o *options) { o.resettles = n } }
-
 // WithTaskGrace sets how long executors wait for a task from the tasks topic
 // before the local generator supplies one (default 3s).
 func WithTaskGrace(d time.Duration) Option { return func(o *options) { o.taskGrace = d } }
-
-// WithTaskPause sets how long executors wait for the next assignment once
-// the tasks topic has delivered one, before the local generator supplies
-// tasks (default 30s, never less than the task grace): a scheduler that
-// holds assignments back for its learner's staleness bound is paused, not
-// gone.
-func WithTaskPause(d time.Duration) Option { return func(o *options) { o.taskPause = d } }
 
 // WithTaskGroup sets the tasks consumer group (default: topic prefix +
 // "actor").
@@ -204,18 +217,9 @@ func WithSuite(s webenv.Suite) Option {
 // ignore it.
 func WithOnPolicy(on bool) Option { return func(o *options) { o.onPolicy = on } }
 
-// WithFirstSeed sets the local generator's first seed (default 0).
-func WithFirstSeed(s int64) Option { return func(o *options) { o.firstSeed = s } }
-
 // WithPolicyName sets the policy acted with: the key of the weights topic
 // (default "default").
 func WithPolicyName(n string) Option { return func(o *options) { o.policyName = n } }
-
-// WithPolicyOptions passes options to the batching inference server
-// (default: its own, max batch 32 and max wait 2ms).
-func WithPolicyOptions(opts ...policy.Option) Option {
-	return func(o *options) { o.policyOpts = append(o.policyOpts, opts...) }
-}
 
 // WithPolicy sets the backend that decides the executors' actions, built
 // from the weights the actor starts on (default: the ONNX network in the
@@ -229,36 +233,14 @@ func WithPolicy(newPolicy func(weights []byte, version uint64) (Policy, error)) 
 // (default policy.InitialONNX of the default architecture, version 0).
 func WithInitialONNX(b []byte) Option { return func(o *options) { o.initialONNX = b } }
 
-// WithWeightsCatchUp bounds the start-up read of the weights topic for the
-// latest version (default 15s).
-func WithWeightsCatchUp(d time.Duration) Option { return func(o *options) { o.weightsCatchUp = d } }
-
 // WithTelemetryWindow sets the window of each executor's telemetry event
 // (default 10s).
 func WithTelemetryWindow(d time.Duration) Option { return func(o *options) { o.telemetryEvery = d } }
-
-// WithNoopWait sets how long a NOOP action waits before the page is settled
-// again (default 0: NOOP means "wait for the page", the settler does that).
-func WithNoopWait(d time.Duration) Option { return func(o *options) { o.noopWait = d } }
 
 // WithBrowserOptions adds options to every Chromium launch (default none).
 func WithBrowserOptions(opts ...env.BrowserOption) Option {
 	return func(o *options) { o.browserOpts = append(o.browserOpts, opts...) }
 }
-
-// WithUnpacedFrames keeps env.LaunchBrowser's --disable-frame-rate-limit
-// and --disable-gpu-vsync (default off: the actor restores frame pacing).
-// Unpaced frames let a screenshot skip the wait for the next frame, which
-// matters above ~12 steps/s per tab; the actor's tabs step a few times a
-// second, and unpaced, every page with anything to redraw (a spinner, a
-// hover, a caret) draws as fast as the CPU allows: measured on 2 cores with
-// the web profile, 8 async executors made 17 steps/s unpaced and 20 paced,
-// and the sync baseline used 76% of the CPU unpaced against 48% paced.
-func WithUnpacedFrames(on bool) Option { return func(o *options) { o.unpaced = on } }
-
-// WithStepTimeout bounds one reset or step including its settling (default
-// 60s); a step that takes longer aborts its episode.
-func WithStepTimeout(d time.Duration) Option { return func(o *options) { o.stepTimeout = d } }
 
 // WithSampleSeed seeds the executors' action sampling (default: the clock).
 func WithSampleSeed(s uint64) Option { return func(o *options) { o.sampleSeed = s } }
@@ -292,12 +274,10 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid JPEG quality %d: want 1..100", o.jpegQuality)
 	case o.maxSteps < 1:
 		return fmt.Errorf("invalid max steps %d: must be positive", o.maxSteps)
-	case o.resettles < 0:
-		return fmt.Errorf("invalid resettle count %d: must not be negative", o.resettles)
 	case o.policyName == "":
 		return fmt.Errorf("invalid policy name: empty")
-	case o.telemetryEvery <= 0 || o.stepTimeout <= 0:
-		return fmt.Errorf("invalid telemetry window %s or step timeout %s: must be positive", o.telemetryEvery, o.stepTimeout)
+	case o.telemetryEvery <= 0:
+		return fmt.Errorf("invalid telemetry window %s: must be positive", o.telemetryEvery)
 	}
 	return nil
 }

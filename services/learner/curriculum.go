@@ -151,7 +151,7 @@ type curriculum struct {
 
 	// hold, when set, holds assignments back while it is true (the
 	// learner's staleness bound, WithMaxStaleness), for at most maxHold at
-	// a time: a hold the actors outwait (actor.WithTaskPause) sends them to
+	// a time: a hold the actors outwait (the actor's 30 s task pause) sends them to
 	// their local tasks, which feed the backlog the hold waits out.
 	hold    func() bool
 	maxHold time.Duration

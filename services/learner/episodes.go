@@ -10,6 +10,7 @@ import (
 // (and GRPO's group-relative advantages) need the whole episode. Episodes
 // of a GRPO group wait for each other.
 type assembler struct {
+	// gamma: the discount of returns (default 0.95).
 	gamma     float64
 	grpo      bool
 	groupSize int

@@ -17,6 +17,9 @@ import (
 //
 // All methods must run on a torch thread (onTorchThread).
 type policyModel struct {
+	// arch: the network for a fresh start (default
+	// policy.DefaultArchitecture); published weights and checkpoints carry
+	// their own.
 	arch   policy.Architecture
 	vs     *nn.VarStore
 	params map[string]*ts.Tensor

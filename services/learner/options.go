@@ -35,11 +35,15 @@ type options struct {
 	maxStale   float64
 	bcUpdates  int
 	ckptDir    string
+	// seed: the seed of the fresh initialisation and replay sampling (default 1).
 	seed       uint64
 	curriculum *CurriculumConfig
 	openTTL    time.Duration
 	syncBatch  int
 
+	// leaseGroup: the consumer group whose holder of the lease topic's
+	// partition leads the policy (default: the catalog prefix +
+	// "learner-lease-" + the policy name). Learners of one policy share it.
 	leaseGroup   string
 	leaseTimeout time.Duration
 }
@@ -127,11 +131,6 @@ func WithGroup(g string) Option { return func(o *options) { o.group = g } }
 // WithInstanceID names this process in events (default "learner").
 func WithInstanceID(id string) Option { return func(o *options) { o.instance = id } }
 
-// WithArchitecture sets the network for a fresh start (default
-// policy.DefaultArchitecture); published weights and checkpoints carry
-// their own.
-func WithArchitecture(a policy.Architecture) Option { return func(o *options) { o.arch = a } }
-
 // WithHyper sets the optimisation settings (default DefaultHyper: PPO).
 func WithHyper(h Hyper) Option { return func(o *options) { o.hyper = h } }
 
@@ -142,17 +141,10 @@ func WithSampling(s Sampling) Option { return func(o *options) { o.sampling = s 
 // WithBatchSize sets the samples per update (default 64).
 func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
 
-// WithCapacity sets the replay buffer's size in samples (default 4096);
-// small keeps PPO near on-policy.
-func WithCapacity(n int) Option { return func(o *options) { o.capacity = n } }
-
 // WithReplayRatio sets how many times, on average, each ingested sample is
 // trained on (default 8): updates are paced by experience, so the learner
 // never spins on stale data while actors are slow.
 func WithReplayRatio(r float64) Option { return func(o *options) { o.replayRat = r } }
-
-// WithMaxUses evicts a sample after it was in this many batches (default 8).
-func WithMaxUses(n int) Option { return func(o *options) { o.maxUses = n } }
 
 // WithMinReplay sets the samples needed before the first policy-gradient
 // update (default 128).
@@ -160,9 +152,6 @@ func WithMinReplay(n int) Option { return func(o *options) { o.minReplay = n } }
 
 // WithPublishEvery publishes weights every k updates (default 10).
 func WithPublishEvery(k int) Option { return func(o *options) { o.publishK = k } }
-
-// WithGamma sets the discount of returns (default 0.95).
-func WithGamma(g float64) Option { return func(o *options) { o.gamma = g } }
 
 // WithGroupSize sets GRPO's episodes per group (default 4); the curriculum
 // issues groups of this size.
@@ -191,16 +180,8 @@ func WithBCUpdates(n int) Option { return func(o *options) { o.bcUpdates = n } }
 // WithCheckpointDir keeps checkpoints in dir (default: none).
 func WithCheckpointDir(dir string) Option { return func(o *options) { o.ckptDir = dir } }
 
-// WithSeed seeds the fresh initialisation and replay sampling (default 1).
-func WithSeed(s uint64) Option { return func(o *options) { o.seed = s } }
-
 // WithCurriculum runs the task scheduler inside the learner (default: off).
 func WithCurriculum(c CurriculumConfig) Option { return func(o *options) { o.curriculum = &c } }
-
-// WithLeaseGroup sets the consumer group whose holder of the lease topic's
-// partition leads the policy (default: the catalog prefix +
-// "learner-lease-" + the policy name). Learners of one policy share it.
-func WithLeaseGroup(g string) Option { return func(o *options) { o.leaseGroup = g } }
 
 // WithLeaseTimeout sets the session timeout of the lease group and of the
 // transitions group (default 6s, the broker's smallest by default): a

@@ -48,13 +48,16 @@ const (
 // out the others. Samples leave when the buffer is full (oldest first) or
 // after maxUses batches.
 type replay struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// capacity: the replay buffer's size in samples (default 4096);
+	// small keeps PPO near on-policy.
 	capacity int
-	maxUses  int
-	kind     Sampling
-	rng      *rand.Rand
-	items    []*sample // oldest first
-	added    int64
+	// maxUses: a sample is evicted after it was in this many batches (default 8).
+	maxUses int
+	kind    Sampling
+	rng     *rand.Rand
+	items   []*sample // oldest first
+	added   int64
 }
 
 func newReplay(capacity, maxUses int, kind Sampling, seed uint64) *replay {

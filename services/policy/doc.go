@@ -102,7 +102,7 @@
 //
 // # Runtime
 //
-// ONNX Runtime is loaded once per process from WithLibraryPath, else
+// ONNX Runtime is loaded once per process from
 // $ASYNCWEBRL_ONNXRUNTIME_LIB, else .run/lib/libonnxruntime.so.1 found by
 // walking up to the repository root. Server batches Submit calls from all
 // executors (max batch, max wait), swaps weights between batches and stamps

@@ -9,6 +9,8 @@ import (
 type Option func(*options)
 
 type options struct {
+	// libraryPath: libonnxruntime's path (default: $ASYNCWEBRL_ONNXRUNTIME_LIB,
+	// else .run/lib/libonnxruntime.so.1 found walking up to the repository root).
 	libraryPath    string
 	intraOpThreads int
 	maxBatch       int
@@ -32,10 +34,6 @@ func buildOptions(opts []Option) options {
 	}
 	return o
 }
-
-// WithLibraryPath sets libonnxruntime's path (default: $ASYNCWEBRL_ONNXRUNTIME_LIB,
-// else .run/lib/libonnxruntime.so.1 found walking up to the repository root).
-func WithLibraryPath(p string) Option { return func(o *options) { o.libraryPath = p } }
 
 // WithIntraOpThreads sets ONNX Runtime's threads per run (default 1: the
 // actor's browsers need the other cores, and batching gives the speed-up).

@@ -15,7 +15,7 @@ type Session struct {
 }
 
 // NewSession loads ONNX bytes written by WriteONNX (e.g. Weights.onnx).
-// Options used: WithLibraryPath, WithIntraOpThreads.
+// Options used: WithIntraOpThreads.
 func NewSession(onnx []byte, opts ...Option) (*Session, error) {
 	o := buildOptions(opts)
 	return newSession(onnx, o)

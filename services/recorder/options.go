@@ -21,11 +21,13 @@ type options struct {
 	backoffMax    time.Duration
 	insertTimeout time.Duration
 	session       time.Duration
-	decoders      int
-	instance      string
-	frameSample   int
-	log           *slog.Logger
-	reg           prometheus.Registerer
+	// decoders: how many goroutines decode a large poll (default
+	// GOMAXPROCS, at most 4): decoding is the recorder's main CPU cost.
+	decoders    int
+	instance    string
+	frameSample int
+	log         *slog.Logger
+	reg         prometheus.Registerer
 }
 
 // Option changes a Recorder.
@@ -66,10 +68,6 @@ func WithInsertTimeout(d time.Duration) Option { return func(o *options) { o.ins
 // 45s): how long the partitions of a recorder that died without leaving the
 // group wait before they move to a live member.
 func WithSessionTimeout(d time.Duration) Option { return func(o *options) { o.session = d } }
-
-// WithDecoders sets how many goroutines decode a large poll (default
-// GOMAXPROCS, at most 4): decoding is the recorder's main CPU cost.
-func WithDecoders(n int) Option { return func(o *options) { o.decoders = n } }
 
 // WithInstance names this process in consumer_lag.taken_by (default "recorder").
 func WithInstance(id string) Option { return func(o *options) { o.instance = id } }

@@ -132,6 +132,7 @@ func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[s
 }
 
 func seriesNames(c chart.Chart) []string {
+	// out: where progress lines go (default stdout).
 	out := make([]string, len(c.Series))
 	for i, s := range c.Series {
 		out[i] = s.Name

@@ -41,10 +41,11 @@ type Reporter struct {
 type Option func(*options)
 
 type options struct {
-	log      *slog.Logger
-	out      io.Writer
-	every    time.Duration
-	dir      string
+	log   *slog.Logger
+	out   io.Writer
+	every time.Duration
+	dir   string
+	// window: the episodes per success rate (default 40).
 	window   int
 	policy   string
 	groups   []string
@@ -54,17 +55,11 @@ type options struct {
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithOutput sets where progress lines go (default stdout).
-func WithOutput(w io.Writer) Option { return func(o *options) { o.out = w } }
-
 // WithInterval sets the progress interval (default 15s).
 func WithInterval(d time.Duration) Option { return func(o *options) { o.every = d } }
 
 // WithRunDir writes the report to dir/runs/<start time>/ (default: .run).
 func WithRunDir(dir string) Option { return func(o *options) { o.dir = dir } }
-
-// WithWindow sets the episodes per success rate (default 40).
-func WithWindow(n int) Option { return func(o *options) { o.window = n } }
 
 // WithPolicyName follows this policy's weights (default "default").
 func WithPolicyName(n string) Option { return func(o *options) { o.policy = n } }

@@ -17,8 +17,12 @@ type config struct {
 	suite         Suite
 	miniwobDir    string
 	log           *slog.Logger
-	maxEpisodes   int
-	episodeTTL    time.Duration
+	// maxEpisodes: the most episodes kept in memory (default 10000, about
+	// 10 KB each at most); the oldest are dropped first.
+	maxEpisodes int
+	// episodeTTL: how long an episode is kept after its creation
+	// (default 30 minutes).
+	episodeTTL time.Duration
 }
 
 func defaultConfig() config {
@@ -67,11 +71,3 @@ func WithMiniWoBDir(dir string) Option { return func(c *config) { c.miniwobDir =
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
-
-// WithMaxEpisodes bounds the episodes kept in memory (default 10000, about
-// 10 KB each at most); the oldest are dropped first.
-func WithMaxEpisodes(n int) Option { return func(c *config) { c.maxEpisodes = n } }
-
-// WithEpisodeTTL sets how long an episode is kept after its creation
-// (default 30 minutes).
-func WithEpisodeTTL(d time.Duration) Option { return func(c *config) { c.episodeTTL = d } }

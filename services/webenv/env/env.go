@@ -37,9 +37,11 @@ type Env struct {
 	loading map[cdp.FrameID]bool
 
 	// The episode.
-	task       TaskRef
-	active     bool
-	done       bool
+	task   TaskRef
+	active bool
+	done   bool
+	// viewport: a forced viewport (default: the size the page declares in
+	// <meta name="wob-viewport">, else defViewport).
 	viewport   webenv.Size
 	lastScore  *webenv.Score
 	lastAction string

@@ -13,13 +13,20 @@ import (
 type Option func(*config)
 
 type config struct {
-	settler       Settler
-	viewport      webenv.Size
-	defViewport   webenv.Size
-	scale         float64
-	screenshots   bool
-	shaping       webenv.Shaping
-	readyTimeout  time.Duration
+	settler  Settler
+	viewport webenv.Size
+	// defViewport: the viewport of pages that declare none (default
+	// 160x210, the MiniWoB area).
+	defViewport webenv.Size
+	// scale: the device scale factor of screenshots (default 1:
+	// one screenshot pixel per CSS pixel).
+	scale       float64
+	screenshots bool
+	shaping     webenv.Shaping
+	// readyTimeout: the bound on the wait for WOB_TASK_READY after a reset
+	// (default 20s, above the longest delay a latency profile draws).
+	readyTimeout time.Duration
+	// actionTimeout: the bound on one action's browser calls (default 30s).
 	actionTimeout time.Duration
 	log           *slog.Logger
 	tabOpts       []chromedp.ContextOption // WithTabOptions (hooks.go)
@@ -28,33 +35,12 @@ type config struct {
 // WithSettler sets the settler (default DOMQuiet{Quiet: 100ms, Timeout: 5s}).
 func WithSettler(s Settler) Option { return func(c *config) { c.settler = s } }
 
-// WithViewport forces the viewport (default: the size the page declares in
-// <meta name="wob-viewport">, else WithDefaultViewport's).
-func WithViewport(w, h int) Option { return func(c *config) { c.viewport = webenv.Size{W: w, H: h} } }
-
-// WithDefaultViewport sets the viewport of pages that declare none (default
-// 160x210, the MiniWoB area).
-func WithDefaultViewport(w, h int) Option {
-	return func(c *config) { c.defViewport = webenv.Size{W: w, H: h} }
-}
-
-// WithDeviceScale sets the device scale factor of screenshots (default 1:
-// one screenshot pixel per CSS pixel).
-func WithDeviceScale(s float64) Option { return func(c *config) { c.scale = s } }
-
 // WithScreenshots turns the observation's screenshot on or off (default on).
 func WithScreenshots(on bool) Option { return func(c *config) { c.screenshots = on } }
 
 // WithShaping sets the shaping terms added to the reward (default none: the
 // reward is 1 when an episode ends in success, else 0).
 func WithShaping(s webenv.Shaping) Option { return func(c *config) { c.shaping = s } }
-
-// WithReadyTimeout bounds the wait for WOB_TASK_READY after a reset
-// (default 20s, above the longest delay a latency profile draws).
-func WithReadyTimeout(d time.Duration) Option { return func(c *config) { c.readyTimeout = d } }
-
-// WithActionTimeout bounds one action's browser calls (default 30s).
-func WithActionTimeout(d time.Duration) Option { return func(c *config) { c.actionTimeout = d } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
