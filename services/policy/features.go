@@ -223,12 +223,59 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		PairFeats:      make([]float32, (E+1)*K*numPairFeatures),
 	}
 
+	z := &featurizer{a: a, obs: obs, f: f}
+	if err := z.frame(); err != nil {
+		return nil, err
+	}
+	z.instruction()
+	z.elements()
+	z.typingDone()
+	z.choosingDone()
+	z.candidates()
+	z.selectMasks()
+	z.typeMask()
+	return f, nil
+}
+
+// featurizer is one Featurize call's state, shared by its stages (in this
+// order): frame, instruction, elements, typing and choosing done,
+// candidates (and their pairs), the select masks, the type mask.
+type featurizer struct {
+	a   *Architecture
+	obs *eventspb.Observation
+	f   *Features
+	// frame: the decoded frame (nil without one) and the size boxes are
+	// normalised by, with the frame's pixels per box pixel.
+	img                    *image.RGBA
+	fw, fh, scaleX, scaleY float64
+	// instruction: its words, the values it quotes (and literals), their
+	// words and bare forms, and the colour names it uses.
+	instr        string
+	iw           []string
+	instrSet     map[string]bool
+	extraColours []colourProto
+	quotes       []string
+	quoteWords   [][]string
+	bareQuotes   []string
+	// elements: the kept ones, their words, values, label words and
+	// options' words.
+	els         []*eventspb.Element
+	elemWords   [][]string
+	elemValues  [][]string
+	labelWords  []map[string]bool
+	optionWords [][][]string
+}
+
+// frame decodes the frame into the model input and finds the pixel scale of boxes.
+func (z *featurizer) frame() error {
+	a, f, obs := z.a, z.f, z.obs
+	H, W := a.FrameHeight, a.FrameWidth
 	// Frame and the pixel scale of boxes.
 	fw, fh := float64(obs.GetWidth()), float64(obs.GetHeight())
 	var scaleX, scaleY float64 = 1, 1
 	img, err := frameImage(obs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if img != nil {
 		resizeFrame(img, H, W, f.Frame)
@@ -248,7 +295,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		fw, fh = math.Max(fw, 1), math.Max(fh, 1)
 	}
 	f.FrameWidth, f.FrameHeight = float32(fw), float32(fh)
+	z.img, z.fw, z.fh, z.scaleX, z.scaleY = img, fw, fh, scaleX, scaleY
+	return nil
+}
 
+// instruction tokenizes the instruction and finds the values to type.
+func (z *featurizer) instruction() {
+	a, f, obs := z.a, z.f, z.obs
 	// Instruction.
 	instr := obs.GetInstruction()
 	iw := instruction.LowerWords(instr)
@@ -276,7 +329,16 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	for i, q := range quotes {
 		bareQuotes[i] = bareValue(q)
 	}
+	z.instr, z.iw, z.instrSet, z.extraColours, z.quotes, z.quoteWords, z.bareQuotes = instr, iw, instrSet, extraColours, quotes, quoteWords, bareQuotes
+}
 
+// elements writes every kept element's row, tokens, mask and box.
+func (z *featurizer) elements() {
+	a, f, obs := z.a, z.f, z.obs
+	A, E := a.NumTypes(), a.MaxElements
+	Lt := a.ElemTokens
+	F := len(elementFeatureNames)
+	img, fw, fh, scaleX, scaleY, iw, instrSet, extraColours, quoteWords, bareQuotes := z.img, z.fw, z.fh, z.scaleX, z.scaleY, z.iw, z.instrSet, z.extraColours, z.quoteWords, z.bareQuotes
 	// Elements: those intersecting the frame first, then the rest, each in
 	// document order.
 	els := pickElements(obs.GetElements(), fw, fh, E)
@@ -379,7 +441,14 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			}
 		}
 	}
+	z.els, z.elemWords, z.elemValues, z.labelWords, z.optionWords = els, elemWords, elemValues, labelWords, optionWords
+}
 
+// typingDone tells every element whether the typing is done.
+func (z *featurizer) typingDone() {
+	f := z.f
+	F := len(elementFeatureNames)
+	quoteWords, els, elemWords, elemValues := z.quoteWords, z.els, z.elemWords, z.elemValues
 	// What typing is done, told to every element (the type head reads it
 	// through their pool, a submit button's pointer row through its own):
 	// every value the instruction quotes is in some field, and every text
@@ -426,7 +495,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			f.ElemFeats[e*F+efFieldsTyped] = bool01(len(values) == 0 || fields > 0 && typed == fields)
 		}
 	}
+}
 
+// choosingDone tells every element whether the choosing is done.
+func (z *featurizer) choosingDone() {
+	f := z.f
+	F := len(elementFeatureNames)
+	iw, els, elemValues, optionWords := z.iw, z.els, z.elemValues, z.optionWords
 	// What choosing is done, told to every element as the typing is: every
 	// choice control the instruction names is chosen and no other box is
 	// ticked. Named: a select that offers an option the instruction names
@@ -473,7 +548,15 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			f.ElemFeats[e*F+efChoicesMade] = 1
 		}
 	}
+}
 
+// candidates writes the text candidates' rows, tokens and element pairs.
+func (z *featurizer) candidates() {
+	a, f := z.a, z.f
+	E, K := a.MaxElements, a.MaxCandidates
+	Lc := a.CandTokens
+	Fc := len(candidateFeatureNames)
+	instr, iw, quotes, els, elemWords, elemValues, labelWords, optionWords := z.instr, z.iw, z.quotes, z.els, z.elemWords, z.elemValues, z.labelWords, z.optionWords
 	// Text candidates: quoted phrases, then single instruction words, then
 	// the kept elements' texts, values and options.
 	var nQuoted, nInstr int
@@ -537,7 +620,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			f.CandMask[r*K+k] = 1
 		}
 	}
+}
 
+// selectMasks lets a select's row allow only its options.
+func (z *featurizer) selectMasks() {
+	a, f := z.a, z.f
+	K := a.MaxCandidates
+	els := z.els
 	// A select's row allows only its options. SELECT_OPTION drew its text
 	// from every candidate, and in the hour at 7aaea7a at least 109 of
 	// choose-list's 165 selections named an instruction word ("click",
@@ -559,7 +648,13 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 			row[k] = bool01(f.PairFeats[(e*K+k)*numPairFeatures+pfOptionOf] != 0)
 		}
 	}
+}
 
+// typeMask allows a type when it has something to act on.
+func (z *featurizer) typeMask() {
+	a, f := z.a, z.f
+	A, E := a.NumTypes(), a.MaxElements
+	els := z.els
 	// Type mask: a type is allowed when it has something to act on.
 	for t := range A {
 		typ := a.TypeAt(t)
@@ -578,7 +673,6 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 		}
 		f.TypeMask[t] = bool01(ok)
 	}
-	return f, nil
 }
 
 // frameImage decodes the observation's frame, or returns nil when it has none.
