@@ -329,7 +329,8 @@ func (x *executor) decide(ctx context.Context, in Input) (*decision, error) {
 	out, err := x.s.policy.Decide(ctx, in, q)
 	if err != nil {
 		stage := "inference"
-		if se := (*stageError)(nil); errors.As(err, &se) {
+		var se *stageError
+		if errors.As(err, &se) {
 			stage = se.stage
 		}
 		return nil, x.fail(ctx, ep.step, err, stage)

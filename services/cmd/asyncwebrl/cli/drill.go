@@ -469,7 +469,7 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	}
 
 	if df.real {
-		return d.runReal(ctx, adm, admin, conn)
+		return d.runReal(ctx, adm, conn)
 	}
 
 	// The load has no size: it runs until the faults are done (Stop).
@@ -615,10 +615,6 @@ func (d *drillRun) cleanUp(adm *kadm.Client, conn driver.Conn) {
 func (d *drillRun) joinerGroup() string   { return d.cat.Prefix + "joiner" }
 func (d *drillRun) recorderGroup() string { return d.cat.Prefix + "recorder" }
 
-// inputs are the topics whose committed offsets show a group's progress:
-// the plain input topics, written all along, which both groups consume.
-func (d *drillRun) inputs() []string { return d.cat.Inputs() }
-
 // progress prints a line every 15 s: records sent, and how far behind each
 // group is on the inputs. The returned func stops it.
 func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
@@ -635,12 +631,12 @@ func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
 			line := fmt.Sprintf("sent %d records", d.sent.Load())
 			if d.flags.real {
 				line = "actors wrote: no answer"
-				if n, ok := inputRecords(ctx, adm, d.inputs()); ok {
+				if n, ok := inputRecords(ctx, adm, d.cat.Inputs()); ok {
 					line = fmt.Sprintf("actors wrote %d records", n)
 				}
 			}
 			for _, g := range []string{d.joinerGroup(), d.recorderGroup()} {
-				if lag, err := loadtest.Offsets(ctx, adm, g, d.inputs()); err == nil {
+				if lag, err := loadtest.Offsets(ctx, adm, g, d.cat.Inputs()); err == nil {
 					n, _ := lag.Behind()
 					line += fmt.Sprintf("; %s behind %d", strings.TrimPrefix(g, d.cat.Prefix), n)
 				} else {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
@@ -44,7 +43,7 @@ func (d *drillRun) startActors() error {
 // runReal is the drill with real actors: they act until the faults are
 // done and --tail more, then stop (SIGTERM), and what the joiner must have
 // made of what they wrote is derived from the input topics.
-func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Client, conn driver.Conn) (*drillResult, error) {
+func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, conn driver.Conn) (*drillResult, error) {
 	if err := d.startActors(); err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, admin *kgo.Cli
 		return res, err
 	}
 	res.unclean = append(res.unclean, d.stopMembers("actor")...)
-	if n, ok := inputRecords(ctx, adm, d.inputs()); ok {
+	if n, ok := inputRecords(ctx, adm, d.cat.Inputs()); ok {
 		d.say("actors stopped: %d input records in %s", n, time.Since(d.loadStart).Round(time.Second))
 	} else {
 		d.say("actors stopped after %s (the cluster did not say how many records they wrote)", time.Since(d.loadStart).Round(time.Second))

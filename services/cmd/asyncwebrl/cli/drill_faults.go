@@ -196,7 +196,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	}
 	base := map[string]topics.GroupLag{}
 	for _, g := range groups {
-		lag, err := loadtest.Offsets(ctx, adm, g, d.inputs())
+		lag, err := loadtest.Offsets(ctx, adm, g, d.cat.Inputs())
 		if err != nil {
 			return fr, fmt.Errorf("unable to read group %s's offsets before the %s fault: %w", g, s.name, err)
 		}
@@ -241,7 +241,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		held := ""
 		if s.name != "actor" {
 			held = ", holding ? of the input partitions"
-			if id, n, err := loadtest.Member(ctx, adm, groups[0], d.instance(m)+"/", d.inputs()); err == nil && id != "" {
+			if id, n, err := loadtest.Member(ctx, adm, groups[0], d.instance(m)+"/", d.cat.Inputs()); err == nil && id != "" {
 				held = fmt.Sprintf(", holding %d of %d input partitions", n, len(base[groups[0]].Partitions))
 				settled = loadtest.Evicted(adm, groups[0], id)
 			}
@@ -260,7 +260,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 			// The dead actor writes nothing more: asking again while the
 			// cluster does not answer reads the same count.
 			for try := 0; try < 20 && written < 0 && ctx.Err() == nil; try++ {
-				if n, ok := inputRecords(ctx, adm, d.inputs()); ok {
+				if n, ok := inputRecords(ctx, adm, d.cat.Inputs()); ok {
 					written = n
 				} else {
 					time.Sleep(250 * time.Millisecond)
@@ -298,7 +298,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	if s.name == "clickhouse" {
 		// The stop took a while, during which the recorder still
 		// committed: its progress counts from now.
-		if lag, err := loadtest.Offsets(ctx, adm, groups[0], d.inputs()); err == nil {
+		if lag, err := loadtest.Offsets(ctx, adm, groups[0], d.cat.Inputs()); err == nil {
 			base[groups[0]] = lag
 		}
 	}
@@ -311,7 +311,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fr.recoveries[i] = loadtest.WatchRecovery(wctx, adm, g, d.inputs(), injected, base[g], 250*time.Millisecond, settled)
+			fr.recoveries[i] = loadtest.WatchRecovery(wctx, adm, g, d.cat.Inputs(), injected, base[g], 250*time.Millisecond, settled)
 		}()
 	}
 	select {
@@ -339,7 +339,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 		go func() {
 			defer wg.Done()
 			for wctx.Err() == nil {
-				if n, ok := inputRecords(wctx, adm, d.inputs()); ok && n > written {
+				if n, ok := inputRecords(wctx, adm, d.cat.Inputs()); ok && n > written {
 					r.Resumed = time.Since(injected)
 					r.Recovered = r.Resumed
 					return

@@ -69,13 +69,13 @@ func runDrillMatrix(ctx context.Context, args []string, stdout, stderr io.Writer
 		for _, name := range strings.Split(v, ",") {
 			i := matrixIndex(name)
 			if i < 0 {
-				return usageError{fmt.Errorf("invalid --runs item %q: want one of %s", name, strings.Join(matrixNames(), ", "))}
+				return usageError{fmt.Errorf("invalid --runs item %q: want one of %s", name, strings.Join(names(drillMatrix), ", "))}
 			}
 			runs = append(runs, drillMatrix[i])
 		}
 	}
-	for _, a := range rest {
-		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && (n == "schedule" || n == "dir" || n == "keep") {
+	for _, n := range []string{"schedule", "dir", "keep"} {
+		if argGiven(rest, n) {
 			return usageError{fmt.Errorf("flag --%s is the matrix's own per run", n)}
 		}
 	}
@@ -183,8 +183,6 @@ func matrixIndex(name string) int {
 	}
 	return -1
 }
-
-func matrixNames() []string { return names(drillMatrix) }
 
 func names(rs []matrixRun) []string {
 	out := make([]string, len(rs))
