@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
@@ -194,15 +195,15 @@ func WithFamilies(names ...string) Option {
 }
 
 // WithSuite makes the local task generator draw from a suite's tasks the
-// action space can express (default builtin; webenv.Schedulable), unless
+// action space can express (default builtin; catalog.Schedulable), unless
 // WithFamilies names them. MiniWoB++ tasks get train seeds only
-// (webenv.MiniWoBSeed): the generator's episodes are training data.
-func WithSuite(s webenv.Suite) Option {
+// (catalog.MiniWoBSeed): the generator's episodes are training data.
+func WithSuite(s catalog.Suite) Option {
 	return func(o *options) {
 		if len(o.families) > 0 || !s.HasMiniWoB() {
 			return
 		}
-		for _, f := range webenv.Schedulable(s) {
+		for _, f := range catalog.Schedulable(s) {
 			o.families = append(o.families, f.Name)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // TestLocalTasksOfASuite checks the local generator under each suite: which
@@ -18,12 +18,12 @@ func TestLocalTasksOfASuite(t *testing.T) {
 		builtin, miniwob int
 		wantErr          string
 	}{
-		{"default", nil, len(webenv.Families()), 0, ""},
-		{"builtin", []Option{WithSuite(webenv.SuiteBuiltin)}, len(webenv.Families()), 0, ""},
-		{"miniwob", []Option{WithSuite(webenv.SuiteMiniWoB)}, 0, len(webenv.Schedulable(webenv.SuiteMiniWoB)), ""},
-		{"all", []Option{WithSuite(webenv.SuiteAll)}, len(webenv.Families()), len(webenv.Schedulable(webenv.SuiteMiniWoB)), ""},
-		{"families win", []Option{WithFamilies("miniwob/click-test", "click-button"), WithSuite(webenv.SuiteMiniWoB)}, 1, 1, ""},
-		{"families after the suite", []Option{WithSuite(webenv.SuiteAll), WithFamilies("miniwob/enter-text")}, 0, 1, ""},
+		{"default", nil, len(catalog.Families()), 0, ""},
+		{"builtin", []Option{WithSuite(catalog.SuiteBuiltin)}, len(catalog.Families()), 0, ""},
+		{"miniwob", []Option{WithSuite(catalog.SuiteMiniWoB)}, 0, len(catalog.Schedulable(catalog.SuiteMiniWoB)), ""},
+		{"all", []Option{WithSuite(catalog.SuiteAll)}, len(catalog.Families()), len(catalog.Schedulable(catalog.SuiteMiniWoB)), ""},
+		{"families win", []Option{WithFamilies("miniwob/click-test", "click-button"), WithSuite(catalog.SuiteMiniWoB)}, 1, 1, ""},
+		{"families after the suite", []Option{WithSuite(catalog.SuiteAll), WithFamilies("miniwob/enter-text")}, 0, 1, ""},
 		{"unsupported", []Option{WithFamilies("miniwob/drag-box")}, 0, 0, "beyond the action space: needs drag"},
 		{"unknown task", []Option{WithFamilies("miniwob/no-such-task")}, 0, 0, "unknown family"},
 	} {
@@ -49,10 +49,10 @@ func TestLocalTasksOfASuite(t *testing.T) {
 					t.Fatal(err)
 				}
 				ref := taskRef(task)
-				if ref.GetSplit() != eventspb.Split_SPLIT_TRAIN || webenv.TaskSplit(task.GetFamily(), task.GetSite(), task.GetSeed()) != webenv.SplitTrain {
+				if ref.GetSplit() != eventspb.Split_SPLIT_TRAIN || catalog.TaskSplit(task.GetFamily(), task.GetSite(), task.GetSeed()) != catalog.SplitTrain {
 					t.Fatalf("task %s (seed %d) is not on the train split", task.GetTaskId(), task.GetSeed())
 				}
-				f, ok := webenv.LookupFamily(task.GetFamily())
+				f, ok := catalog.LookupFamily(task.GetFamily())
 				if !ok || f.Unsupported != "" || ref.GetTier() != tierOf(f.Tier) {
 					t.Fatalf("task %s: family known %v, unsupported %q, tier %v", task.GetTaskId(), ok, f.Unsupported, ref.GetTier())
 				}
@@ -60,7 +60,7 @@ func TestLocalTasksOfASuite(t *testing.T) {
 			}
 			var builtin, miniwob int
 			for f := range fams {
-				if webenv.IsMiniWoB(f) {
+				if catalog.IsMiniWoB(f) {
 					miniwob++
 				} else {
 					builtin++
@@ -73,7 +73,7 @@ func TestLocalTasksOfASuite(t *testing.T) {
 	}
 	// A MiniWoB++ assignment without a split (a hand-written task) is
 	// labelled by its seed.
-	ref := taskRef(&eventspb.Task{TaskId: "x", Family: "miniwob/click-test", Site: webenv.MiniWoBSite, Seed: webenv.MiniWoBSeed(webenv.SplitTest, 4)})
+	ref := taskRef(&eventspb.Task{TaskId: "x", Family: "miniwob/click-test", Site: catalog.MiniWoBSite, Seed: catalog.MiniWoBSeed(catalog.SplitTest, 4)})
 	if ref.GetSplit() != eventspb.Split_SPLIT_TEST || ref.GetTier() != eventspb.Tier_TIER_EASY {
 		t.Errorf("a test-seed MiniWoB++ task is labelled %v, %v; want test, easy", ref.GetSplit(), ref.GetTier())
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -25,8 +25,8 @@ func TestIntegrationSyncModeAndTasksTopic(t *testing.T) {
 	srv := startWebenv(t, "none")
 	k := newKafkaEnv(t, srv.URL())
 	site := ""
-	for _, s := range webenv.Sites {
-		if webenv.SiteSplit("click-button", s.Name) == webenv.SplitTrain {
+	for _, s := range catalog.Sites {
+		if catalog.SiteSplit("click-button", s.Name) == catalog.SplitTrain {
 			site = s.Name
 			break
 		}

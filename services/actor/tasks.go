@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // taskSource hands tasks to executors: assignments from the tasks topic
@@ -126,7 +126,7 @@ func (s *taskSource) took(o offered) *eventspb.Task {
 // localTasks is the default generator: the built-in families on their train
 // sites (or the families named, MiniWoB++ tasks included), round robin over
 // (family, site), seeds increasing; a MiniWoB++ task's seeds are mapped
-// into its train range (webenv.MiniWoBSeed).
+// into its train range (catalog.MiniWoBSeed).
 type localTasks struct {
 	producer string
 	mu       sync.Mutex
@@ -137,16 +137,16 @@ type localTasks struct {
 
 type taskPair struct {
 	family, site string
-	tier         webenv.Tier
+	tier         catalog.Tier
 }
 
 func newLocalTasks(producer string, families []string, firstSeed int64) (*localTasks, error) {
 	g := &localTasks{producer: producer, seed: firstSeed}
-	fams := webenv.Families()
+	fams := catalog.Families()
 	if len(families) > 0 {
 		fams = fams[:0]
 		for _, name := range families {
-			f, ok := webenv.LookupFamily(name)
+			f, ok := catalog.LookupFamily(name)
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("unable to generate tasks: unknown family %q", name)
@@ -159,7 +159,7 @@ func newLocalTasks(producer string, families []string, firstSeed int64) (*localT
 		}
 	}
 	for _, f := range fams {
-		for _, s := range webenv.TrainSites(f) {
+		for _, s := range catalog.TrainSites(f) {
 			g.pairs = append(g.pairs, taskPair{family: f.Name, site: s, tier: f.Tier})
 		}
 	}
@@ -178,8 +178,8 @@ func (g *localTasks) next() *eventspb.Task {
 		g.seed++
 	}
 	g.mu.Unlock()
-	if webenv.IsMiniWoB(p.family) {
-		seed = webenv.MiniWoBSeed(webenv.SplitTrain, seed)
+	if catalog.IsMiniWoB(p.family) {
+		seed = catalog.MiniWoBSeed(catalog.SplitTrain, seed)
 	}
 	return &eventspb.Task{
 		Envelope: eventspb.NewEnvelope(g.producer),
@@ -192,13 +192,13 @@ func (g *localTasks) next() *eventspb.Task {
 	}
 }
 
-func tierOf(t webenv.Tier) eventspb.Tier {
+func tierOf(t catalog.Tier) eventspb.Tier {
 	switch t {
-	case webenv.Easy:
+	case catalog.Easy:
 		return eventspb.Tier_TIER_EASY
-	case webenv.Medium:
+	case catalog.Medium:
 		return eventspb.Tier_TIER_MEDIUM
-	case webenv.Hard:
+	case catalog.Hard:
 		return eventspb.Tier_TIER_HARD
 	}
 	return eventspb.Tier_TIER_UNSPECIFIED
@@ -212,15 +212,15 @@ func taskRef(t *eventspb.Task) *eventspb.TaskRef {
 		Tier: t.GetTier(), Split: t.GetSplit(), GroupId: t.GetGroupId(),
 	}
 	if ref.Tier == eventspb.Tier_TIER_UNSPECIFIED {
-		if f, ok := webenv.LookupFamily(ref.Family); ok {
+		if f, ok := catalog.LookupFamily(ref.Family); ok {
 			ref.Tier = tierOf(f.Tier)
 		}
 	}
 	if ref.Split == eventspb.Split_SPLIT_UNSPECIFIED && ref.Family != "" && ref.Site != "" {
-		switch webenv.TaskSplit(ref.Family, ref.Site, ref.Seed) {
-		case webenv.SplitTrain:
+		switch catalog.TaskSplit(ref.Family, ref.Site, ref.Seed) {
+		case catalog.SplitTrain:
 			ref.Split = eventspb.Split_SPLIT_TRAIN
-		case webenv.SplitTest:
+		case catalog.SplitTest:
 			ref.Split = eventspb.Split_SPLIT_TEST
 		}
 	}

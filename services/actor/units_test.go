@@ -21,8 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -154,7 +154,7 @@ func TestObservationEvent(t *testing.T) {
 	ob := &observer{enc: frameEncoder{maxSide: 20, format: "jpeg", quality: 80}}
 	ref := &eventspb.TaskRef{TaskId: "t", Family: "click-button", Site: "aurora"}
 	o := &env.Observation{
-		Screenshot: pngFrame(t, 1), Viewport: webenv.Size{W: 40, H: 30}, URL: "http://x/", Instruction: "Click OK",
+		Screenshot: pngFrame(t, 1), Viewport: catalog.Size{W: 40, H: 30}, URL: "http://x/", Instruction: "Click OK",
 		Elements: []env.Element{{BID: "7", Role: "button", Text: strings.Repeat("é", 300), Box: env.Box{X: 4, Y: 8, W: 10, H: 6}, Checked: true, Value: "v", Focused: true,
 			Hint: "span like", Context: "@ann: hi", DOMID: "(2,-1)"}},
 		Stable: true, SettleWait: 120 * time.Millisecond, Score: 0.9,
@@ -221,7 +221,7 @@ func TestLocalTasks(t *testing.T) {
 		if err := eventspb.Validate(task); err != nil {
 			t.Fatal(err)
 		}
-		if webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTrain || task.GetSplit() != eventspb.Split_SPLIT_TRAIN {
+		if catalog.SiteSplit(task.GetFamily(), task.GetSite()) != catalog.SplitTrain || task.GetSplit() != eventspb.Split_SPLIT_TRAIN {
 			t.Fatalf("task on a test site: %v", task)
 		}
 		if want := int64(5 + i/n); task.GetSeed() != want {
@@ -232,11 +232,11 @@ func TestLocalTasks(t *testing.T) {
 		}
 		seen[task.GetFamily()+"/"+task.GetSite()] = true
 	}
-	if len(seen) != n || n < len(webenv.Families()) {
+	if len(seen) != n || n < len(catalog.Families()) {
 		t.Fatalf("%d distinct pairs over two rounds of %d", len(seen), n)
 	}
 	f, err := newLocalTasks("a", []string{"click-button"}, 0)
-	if err != nil || len(f.pairs) != len(webenv.Sites)-1 {
+	if err != nil || len(f.pairs) != len(catalog.Sites)-1 {
 		t.Fatalf("click-button only: %d pairs, %v", len(f.pairs), err)
 	}
 	if _, err := newLocalTasks("a", []string{"no-such-family"}, 0); err == nil {
@@ -245,7 +245,7 @@ func TestLocalTasks(t *testing.T) {
 }
 
 func TestTaskRefFillsTierAndSplit(t *testing.T) {
-	test := webenv.TestSite("click-button")
+	test := catalog.TestSite("click-button")
 	ref := taskRef(&eventspb.Task{TaskId: "x", Family: "click-button", Site: test, GroupId: "g"})
 	if ref.GetTier() != eventspb.Tier_TIER_EASY || ref.GetSplit() != eventspb.Split_SPLIT_TEST || ref.GetGroupId() != "g" {
 		t.Fatalf("ref %v", ref)

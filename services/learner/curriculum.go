@@ -18,8 +18,8 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -51,7 +51,7 @@ type CurriculumConfig struct {
 	// family in its last 11 minutes.
 	Revisit float64
 	// MaxTier is the hardest tier issued (default hard).
-	MaxTier webenv.Tier
+	MaxTier catalog.Tier
 	// Demos is the number of demonstration assignments issued first, round
 	// robin over every family's train sites (default 0).
 	Demos int
@@ -62,9 +62,9 @@ type CurriculumConfig struct {
 	// action space can express).
 	Families []string
 	// Suite is the task suite scheduled (default builtin): MiniWoB++ tasks
-	// are tiered by miniwob.go, split by seed (webenv.TaskSplit) and never
+	// are tiered by miniwob.go, split by seed (catalog.TaskSplit) and never
 	// given demonstrations (webenv has no scripted solution for them).
-	Suite webenv.Suite
+	Suite catalog.Suite
 	// Focus weights a tier's families by recent training success when
 	// drawing one: weight 1 + Focus × (1 − success over its last
 	// familyWindow episodes), so an unsolved family is drawn at most
@@ -108,10 +108,10 @@ func (c *CurriculumConfig) defaults() {
 	c.Window = cmp.Or(c.Window, 40)
 	c.Promote = cmp.Or(c.Promote, 0.7)
 	c.Revisit = cmp.Or(c.Revisit, 0.65)
-	c.MaxTier = cmp.Or(c.MaxTier, webenv.Hard)
+	c.MaxTier = cmp.Or(c.MaxTier, catalog.Hard)
 	c.GroupSize = cmp.Or(c.GroupSize, 1)
 	c.Seed = cmp.Or(c.Seed, 1)
-	c.Suite = cmp.Or(c.Suite, webenv.SuiteBuiltin)
+	c.Suite = cmp.Or(c.Suite, catalog.SuiteBuiltin)
 	switch {
 	case c.Focus == 0 && c.Suite.HasMiniWoB():
 		c.Focus = 3
@@ -135,15 +135,15 @@ type curriculum struct {
 	c    CurriculumConfig
 	log  *slog.Logger
 	rng  *rand.Rand
-	fams map[webenv.Tier][]webenv.FamilyInfo
-	all  []webenv.FamilyInfo
+	fams map[catalog.Tier][]catalog.FamilyInfo
+	all  []catalog.FamilyInfo
 
 	mu          sync.Mutex
-	recent      map[webenv.Tier][]bool
+	recent      map[catalog.Tier][]bool
 	byFamily    map[string][]bool // recent training success per family (Focus)
 	failStreak  map[string]int    // consecutive failed training episodes per family (Patience)
 	practiced   map[string]int    // training episodes per family (MinPractice)
-	unlocked    webenv.Tier
+	unlocked    catalog.Tier
 	seed        int64
 	demosIssued int
 	issued      int
@@ -180,9 +180,9 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 		return nil, errors.New("invalid curriculum: in-flight, window and group size must be positive, demos not negative")
 	}
 	cu := &curriculum{c: c, log: log.With("component", "curriculum"), rng: rand.New(rand.NewPCG(c.Seed, 11)),
-		fams:   map[webenv.Tier][]webenv.FamilyInfo{},
-		recent: map[webenv.Tier][]bool{}, byFamily: map[string][]bool{}, failStreak: map[string]int{}, practiced: map[string]int{}, unlocked: webenv.Easy, seed: 1000}
-	for _, f := range webenv.Schedulable(c.Suite) {
+		fams:   map[catalog.Tier][]catalog.FamilyInfo{},
+		recent: map[catalog.Tier][]bool{}, byFamily: map[string][]bool{}, failStreak: map[string]int{}, practiced: map[string]int{}, unlocked: catalog.Easy, seed: 1000}
+	for _, f := range catalog.Schedulable(c.Suite) {
 		if len(c.Families) > 0 && !slices.Contains(c.Families, f.Name) {
 			continue
 		}
@@ -193,7 +193,7 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 		cu.all = append(cu.all, f)
 	}
 	for _, f := range c.Families {
-		if !slices.ContainsFunc(cu.all, func(fi webenv.FamilyInfo) bool { return fi.Name == f }) {
+		if !slices.ContainsFunc(cu.all, func(fi catalog.FamilyInfo) bool { return fi.Name == f }) {
 			return nil, fmt.Errorf("unable to schedule unknown family %q (or above the max tier)", f)
 		}
 	}
@@ -275,7 +275,7 @@ func (cu *curriculum) finished(ep *eventspb.Episode) {
 	if ep.GetSplit() != eventspb.Split_SPLIT_TRAIN || ep.GetAborted() || ep.GetPolicyName() == "oracle" {
 		return
 	}
-	tier := webenv.Tier(ep.GetTier())
+	tier := catalog.Tier(ep.GetTier())
 	cu.byFamily[ep.GetFamily()] = window(cu.byFamily[ep.GetFamily()], ep.GetSuccess(), familyWindow)
 	cu.practiced[ep.GetFamily()]++
 	if ep.GetSuccess() {
@@ -399,20 +399,20 @@ func (cu *curriculum) pick() []*eventspb.Task {
 		return []*eventspb.Task{t}
 	}
 	if cu.rng.Float64() < cu.c.EvalFraction {
-		tier := webenv.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
+		tier := catalog.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
 		for len(cu.fams[tier]) == 0 {
-			tier = webenv.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
+			tier = catalog.Tier(1 + cu.rng.IntN(int(cu.unlocked)))
 		}
 		f := cu.fams[tier][cu.rng.IntN(len(cu.fams[tier]))]
-		t := cu.task(f, webenv.HeldOutSite(f), eventspb.Split_SPLIT_TEST)
+		t := cu.task(f, catalog.HeldOutSite(f), eventspb.Split_SPLIT_TEST)
 		t.Greedy = true
 		return []*eventspb.Task{t}
 	}
 	// The frontier tier most of the time, easier ones so they are not
 	// forgotten.
 	tier := cu.unlocked
-	if tier > webenv.Easy && cu.rng.Float64() < cu.c.Revisit {
-		tier = webenv.Tier(1 + cu.rng.IntN(int(tier)-1))
+	if tier > catalog.Easy && cu.rng.Float64() < cu.c.Revisit {
+		tier = catalog.Tier(1 + cu.rng.IntN(int(tier)-1))
 	}
 	for len(cu.fams[tier]) == 0 {
 		tier--
@@ -433,12 +433,12 @@ func (cu *curriculum) pick() []*eventspb.Task {
 	return out
 }
 
-func (cu *curriculum) trainSite(f webenv.FamilyInfo) string {
-	train := webenv.TrainSites(f)
+func (cu *curriculum) trainSite(f catalog.FamilyInfo) string {
+	train := catalog.TrainSites(f)
 	return train[cu.rng.IntN(len(train))]
 }
 
-func (cu *curriculum) task(f webenv.FamilyInfo, site string, split eventspb.Split) *eventspb.Task {
+func (cu *curriculum) task(f catalog.FamilyInfo, site string, split eventspb.Split) *eventspb.Task {
 	cu.seed++
 	seed := taskSeed(f, split, cu.seed)
 	return &eventspb.Task{

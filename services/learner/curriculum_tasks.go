@@ -2,7 +2,7 @@ package learner
 
 import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // familyWindow is the number of recent training episodes of a family whose
@@ -25,7 +25,7 @@ func window(w []bool, ok bool, n int) []bool {
 // family never trained yet counting as unsolved, and one stuck (its last
 // Patience training episodes failed) by StuckWeight once it had MinPractice
 // training episodes, by 1 before. The caller holds cu.mu.
-func (cu *curriculum) drawFamily(tier webenv.Tier) webenv.FamilyInfo {
+func (cu *curriculum) drawFamily(tier catalog.Tier) catalog.FamilyInfo {
 	fams := cu.fams[tier]
 	if cu.c.Focus == 0 {
 		return fams[cu.rng.IntN(len(fams))]
@@ -55,13 +55,13 @@ func (cu *curriculum) drawFamily(tier webenv.Tier) webenv.FamilyInfo {
 // demoFamilies are the scheduled families with a scripted solution: the
 // built-in ones (MiniWoB++ pages score themselves and have none); nil once
 // the demonstrations are issued. The caller holds cu.mu.
-func (cu *curriculum) demoFamilies() []webenv.FamilyInfo {
+func (cu *curriculum) demoFamilies() []catalog.FamilyInfo {
 	if cu.demosIssued >= cu.c.Demos {
 		return nil
 	}
-	var out []webenv.FamilyInfo
+	var out []catalog.FamilyInfo
 	for _, f := range cu.all {
-		if !webenv.IsMiniWoB(f.Name) {
+		if !catalog.IsMiniWoB(f.Name) {
 			out = append(out, f)
 		}
 	}
@@ -69,15 +69,15 @@ func (cu *curriculum) demoFamilies() []webenv.FamilyInfo {
 }
 
 // taskSeed maps the scheduler's n-th seed onto the task's side of the
-// split: a MiniWoB++ task is split by seed range (webenv.MiniWoBSeed: train
+// split: a MiniWoB++ task is split by seed range (catalog.MiniWoBSeed: train
 // episodes never see a test problem), a built-in family by site, its seeds
 // free.
-func taskSeed(f webenv.FamilyInfo, split eventspb.Split, n int64) int64 {
-	if !webenv.IsMiniWoB(f.Name) {
+func taskSeed(f catalog.FamilyInfo, split eventspb.Split, n int64) int64 {
+	if !catalog.IsMiniWoB(f.Name) {
 		return n
 	}
 	if split == eventspb.Split_SPLIT_TEST {
-		return webenv.MiniWoBSeed(webenv.SplitTest, n)
+		return catalog.MiniWoBSeed(catalog.SplitTest, n)
 	}
-	return webenv.MiniWoBSeed(webenv.SplitTrain, n)
+	return catalog.MiniWoBSeed(catalog.SplitTrain, n)
 }

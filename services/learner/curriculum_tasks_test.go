@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // TestCurriculumSuites checks the task choice of each suite: what families
@@ -21,10 +21,10 @@ func TestCurriculumSuites(t *testing.T) {
 		demos            int
 	}{
 		{"builtin", CurriculumConfig{Demos: 2}, true, false, 2},
-		{"miniwob", CurriculumConfig{Suite: webenv.SuiteMiniWoB, Demos: 2}, false, true, 0},
-		{"miniwob easy", CurriculumConfig{Suite: webenv.SuiteMiniWoB, MaxTier: webenv.Easy}, false, true, 0},
-		{"all", CurriculumConfig{Suite: webenv.SuiteAll, Demos: 2}, true, true, 2},
-		{"miniwob tasks", CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{"miniwob/click-test", "miniwob/enter-text"}}, false, true, 0},
+		{"miniwob", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Demos: 2}, false, true, 0},
+		{"miniwob easy", CurriculumConfig{Suite: catalog.SuiteMiniWoB, MaxTier: catalog.Easy}, false, true, 0},
+		{"all", CurriculumConfig{Suite: catalog.SuiteAll, Demos: 2}, true, true, 2},
+		{"miniwob tasks", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{"miniwob/click-test", "miniwob/enter-text"}}, false, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.EvalFraction, tc.cfg.Seed = 0.3, 7
@@ -35,7 +35,7 @@ func TestCurriculumSuites(t *testing.T) {
 			var builtin, miniwob, eval, train, demos int
 			for range 2000 {
 				for _, task := range cu.pick() {
-					f, ok := webenv.LookupFamily(task.GetFamily())
+					f, ok := catalog.LookupFamily(task.GetFamily())
 					if !ok {
 						t.Fatalf("unknown family %q issued", task.GetFamily())
 					}
@@ -51,27 +51,27 @@ func TestCurriculumSuites(t *testing.T) {
 					if eventspb.Tier(f.Tier) != task.GetTier() {
 						t.Errorf("%s issued as tier %v, want %s (miniwob.go)", f.Name, task.GetTier(), f.Tier)
 					}
-					split := webenv.TaskSplit(task.GetFamily(), task.GetSite(), task.GetSeed())
+					split := catalog.TaskSplit(task.GetFamily(), task.GetSite(), task.GetSeed())
 					switch {
 					case task.GetDemo():
 						demos++
-						if webenv.IsMiniWoB(f.Name) {
+						if catalog.IsMiniWoB(f.Name) {
 							t.Errorf("a demonstration of %s, which has no scripted solution", f.Name)
 						}
 					case task.GetSplit() == eventspb.Split_SPLIT_TEST:
 						eval++
-						if !task.GetGreedy() || split != webenv.SplitTest {
+						if !task.GetGreedy() || split != catalog.SplitTest {
 							t.Errorf("eval task %s (seed %d): greedy %v, split %q; want greedy on the test split", task.GetTaskId(), task.GetSeed(), task.GetGreedy(), split)
 						}
 					default:
 						train++
-						if task.GetGreedy() || split != webenv.SplitTrain {
+						if task.GetGreedy() || split != catalog.SplitTrain {
 							t.Errorf("training task %s (seed %d): greedy %v, split %q; want sampled on the train split", task.GetTaskId(), task.GetSeed(), task.GetGreedy(), split)
 						}
 					}
-					if webenv.IsMiniWoB(f.Name) {
+					if catalog.IsMiniWoB(f.Name) {
 						miniwob++
-						if task.GetSite() != webenv.MiniWoBSite {
+						if task.GetSite() != catalog.MiniWoBSite {
 							t.Errorf("%s on site %q", task.GetTaskId(), task.GetSite())
 						}
 					} else {
@@ -103,7 +103,7 @@ func TestCurriculumFocus(t *testing.T) {
 		{1, 1.6, 2.5},   // weights 2 and 1
 		{3, 3.2, 5},     // weights 4 and 1
 	} {
-		cu, err := newCurriculum(CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{solved, unsolved}, EvalFraction: 0.01, Focus: tc.focus, Seed: 3}, log)
+		cu, err := newCurriculum(CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{solved, unsolved}, EvalFraction: 0.01, Focus: tc.focus, Seed: 3}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestCurriculumFocus(t *testing.T) {
 func TestCurriculumPatience(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	solved, stuck := "miniwob/click-test", "miniwob/click-pie"
-	cu, err := newCurriculum(CurriculumConfig{Suite: webenv.SuiteMiniWoB, Families: []string{solved, stuck}, EvalFraction: 0.01, Seed: 5}, log)
+	cu, err := newCurriculum(CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{solved, stuck}, EvalFraction: 0.01, Seed: 5}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +184,9 @@ func TestCurriculumPatience(t *testing.T) {
 }
 
 func TestHeldOutTransition(t *testing.T) {
-	test := webenv.TestSite("click-button")
-	train := webenv.TrainSites(webenv.Families()[0])[0]
-	trainFam := webenv.Families()[0].Name
+	test := catalog.TestSite("click-button")
+	train := catalog.TrainSites(catalog.Families()[0])[0]
+	trainFam := catalog.Families()[0].Name
 	mk := func(family, site string, seed int64, split eventspb.Split) *eventspb.Transition {
 		return &eventspb.Transition{Family: family, Site: site,
 			Obs: &eventspb.Observation{Task: &eventspb.TaskRef{Family: family, Site: site, Seed: seed, Split: split}}}
@@ -199,11 +199,11 @@ func TestHeldOutTransition(t *testing.T) {
 		{"built-in test site", mk("click-button", test, 5, eventspb.Split_SPLIT_TEST), true},
 		{"built-in test site, split left out", mk("click-button", test, 5, eventspb.Split_SPLIT_UNSPECIFIED), true},
 		{"built-in train site", mk(trainFam, train, 5, eventspb.Split_SPLIT_TRAIN), false},
-		{"miniwob train seed", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTrain, 9), eventspb.Split_SPLIT_TRAIN), false},
-		{"miniwob test seed", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTest, 9), eventspb.Split_SPLIT_TEST), true},
-		{"miniwob test seed labelled train", mk("miniwob/click-test", webenv.MiniWoBSite, webenv.MiniWoBSeed(webenv.SplitTest, 9), eventspb.Split_SPLIT_TRAIN), true},
-		{"miniwob train seed labelled test", mk("miniwob/click-test", webenv.MiniWoBSite, 9, eventspb.Split_SPLIT_TEST), true},
-		{"miniwob seed outside both ranges", mk("miniwob/click-test", webenv.MiniWoBSite, 0, eventspb.Split_SPLIT_UNSPECIFIED), true},
+		{"miniwob train seed", mk("miniwob/click-test", catalog.MiniWoBSite, catalog.MiniWoBSeed(catalog.SplitTrain, 9), eventspb.Split_SPLIT_TRAIN), false},
+		{"miniwob test seed", mk("miniwob/click-test", catalog.MiniWoBSite, catalog.MiniWoBSeed(catalog.SplitTest, 9), eventspb.Split_SPLIT_TEST), true},
+		{"miniwob test seed labelled train", mk("miniwob/click-test", catalog.MiniWoBSite, catalog.MiniWoBSeed(catalog.SplitTest, 9), eventspb.Split_SPLIT_TRAIN), true},
+		{"miniwob train seed labelled test", mk("miniwob/click-test", catalog.MiniWoBSite, 9, eventspb.Split_SPLIT_TEST), true},
+		{"miniwob seed outside both ranges", mk("miniwob/click-test", catalog.MiniWoBSite, 0, eventspb.Split_SPLIT_UNSPECIFIED), true},
 	} {
 		if got := heldOutTransition(tc.tr); got != tc.want {
 			t.Errorf("%s: held out %v, want %v", tc.name, got, tc.want)

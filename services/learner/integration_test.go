@@ -17,9 +17,9 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -37,7 +37,7 @@ func syntheticTransitions(t *testing.T, n int, seed uint64) [][]byte {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	labels := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
-	site := webenv.SitesOf("click-button", webenv.SplitTrain)[0]
+	site := catalog.SitesOf("click-button", catalog.SplitTrain)[0]
 	var out [][]byte
 	for e := 0; len(out) < n; e++ {
 		obs, act := easyPage(rng, labels)

@@ -15,11 +15,11 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -571,5 +571,5 @@ func round3(x float64) float64 { return float64(int64(x*1000)) / 1000 }
 // isHeldOut reports whether a task runs on a test site: its transitions
 // evaluate the policy and are never trained on.
 func isHeldOut(family, site string) bool {
-	return webenv.SiteSplit(family, site) == webenv.SplitTest
+	return catalog.SiteSplit(family, site) == catalog.SplitTest
 }

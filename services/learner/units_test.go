@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 func TestReplayBalancesTasksAndEvicts(t *testing.T) {
@@ -152,13 +152,13 @@ func TestCurriculumPromotesEvaluatesAndBounds(t *testing.T) {
 		for _, task := range cu.pick() {
 			if task.GetSplit() == eventspb.Split_SPLIT_TEST {
 				eval++
-				if !task.GetGreedy() || webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTest {
+				if !task.GetGreedy() || catalog.SiteSplit(task.GetFamily(), task.GetSite()) != catalog.SplitTest {
 					t.Errorf("eval task %s is not greedy on a test site", task.GetTaskId())
 				}
 				continue
 			}
 			train++
-			if webenv.SiteSplit(task.GetFamily(), task.GetSite()) != webenv.SplitTrain || task.GetGroupSize() != 2 {
+			if catalog.SiteSplit(task.GetFamily(), task.GetSite()) != catalog.SplitTrain || task.GetGroupSize() != 2 {
 				t.Errorf("training task %s: site split or group size %d wrong", task.GetTaskId(), task.GetGroupSize())
 			}
 			seeds[task.GetGroupId()] = append(seeds[task.GetGroupId()], task.GetSeed())
@@ -176,7 +176,7 @@ func TestCurriculumPromotesEvaluatesAndBounds(t *testing.T) {
 	for range 10 {
 		cu.finished(&eventspb.Episode{TaskId: "x", Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
 	}
-	if cu.unlocked != webenv.Medium {
+	if cu.unlocked != catalog.Medium {
 		t.Fatalf("unlocked %v after a full window of easy successes; want medium", cu.unlocked)
 	}
 	medium := 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -30,16 +31,16 @@ type EvalConfig struct {
 	Prefix string
 	// Suite is the suite whose families are evaluated (default builtin);
 	// with MiniWoB++ the server mounts Config.Webenv.MiniWoBDir.
-	Suite webenv.Suite
+	Suite catalog.Suite
 	// Families, when set, are evaluated whatever their tier; otherwise the
-	// suite's schedulable families of Tier (webenv.Schedulable: never a
+	// suite's schedulable families of Tier (catalog.Schedulable: never a
 	// MiniWoB++ task the action space cannot express).
-	Families []webenv.FamilyInfo
+	Families []catalog.FamilyInfo
 	// Tier selects the families (default easy).
-	Tier webenv.Tier
+	Tier catalog.Tier
 	// Episodes per family (default 10), seeds SeedBase, SeedBase+1, ... on
 	// a built-in family's test site, and the test seeds
-	// webenv.MiniWoBSeed(test, SeedBase), ... of a MiniWoB++ task: the same
+	// catalog.MiniWoBSeed(test, SeedBase), ... of a MiniWoB++ task: the same
 	// problems for every model evaluated with the same config.
 	Episodes  int
 	SeedBase  int64
@@ -103,7 +104,7 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
 	c.Episodes = cmp.Or(c.Episodes, 10)
-	c.Tier = cmp.Or(c.Tier, webenv.Easy)
+	c.Tier = cmp.Or(c.Tier, catalog.Easy)
 	c.Executors = cmp.Or(c.Executors, 8)
 	c.Stall = cmp.Or(c.Stall, 5*time.Minute)
 	if c.Log == nil {
@@ -134,7 +135,7 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 
 	fams := c.Families
 	if fams == nil {
-		for _, f := range webenv.Schedulable(c.Suite) {
+		for _, f := range catalog.Schedulable(c.Suite) {
 			if f.Tier == c.Tier {
 				fams = append(fams, f)
 			}
@@ -142,11 +143,11 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 	}
 	suite := c.Suite
 	for _, f := range fams {
-		if webenv.IsMiniWoB(f.Name) && !suite.HasMiniWoB() {
-			suite = webenv.SuiteAll // named MiniWoB++ tasks need the pages
+		if catalog.IsMiniWoB(f.Name) && !suite.HasMiniWoB() {
+			suite = catalog.SuiteAll // named MiniWoB++ tasks need the pages
 		}
 	}
-	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(c.Log),
+	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(c.Log),
 		webenv.WithSuite(suite), webenv.WithMiniWoBDir(c.Config.Webenv.MiniWoBDir))
 	if err != nil {
 		return res, err
@@ -252,10 +253,10 @@ func (r EvalResult) Families() []string {
 // evalTask is the task of one evaluation episode of family f: seed on a
 // built-in family's held-out site, the seed's test seed on a MiniWoB++
 // task; greedy unless sampled.
-func evalTask(f webenv.FamilyInfo, seed int64, policy string, sampled bool) *eventspb.Task {
-	site := webenv.HeldOutSite(f)
-	if webenv.IsMiniWoB(f.Name) {
-		seed = webenv.MiniWoBSeed(webenv.SplitTest, seed)
+func evalTask(f catalog.FamilyInfo, seed int64, policy string, sampled bool) *eventspb.Task {
+	site := catalog.HeldOutSite(f)
+	if catalog.IsMiniWoB(f.Name) {
+		seed = catalog.MiniWoBSeed(catalog.SplitTest, seed)
 	}
 	env := eventspb.NewEnvelope("replay-eval")
 	env.EpisodeId = fmt.Sprintf("eval-%s-%s-%d", policy, f.Name, seed)

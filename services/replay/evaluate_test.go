@@ -3,14 +3,14 @@ package replay
 import (
 	"testing"
 
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // TestEvalTask checks what one evaluation episode asks of the actors: the
 // held-out seeds, and greedy actions unless the model is sampled (the
 // random-init baseline).
 func TestEvalTask(t *testing.T) {
-	fams, err := webenv.SelectFamilies(webenv.SuiteMiniWoB, []string{"click-test"})
+	fams, err := catalog.SelectFamilies(catalog.SuiteMiniWoB, []string{"click-test"})
 	if err != nil || len(fams) != 1 {
 		t.Fatalf("SelectFamilies: %v, %d families", err, len(fams))
 	}
@@ -20,10 +20,10 @@ func TestEvalTask(t *testing.T) {
 	if !greedy.GetGreedy() || sampled.GetGreedy() {
 		t.Fatalf("greedy: %v (want true), sampled: %v (want false)", greedy.GetGreedy(), sampled.GetGreedy())
 	}
-	if want := webenv.MiniWoBSeed(webenv.SplitTest, 700000); greedy.GetSeed() != want || sampled.GetSeed() != want {
+	if want := catalog.MiniWoBSeed(catalog.SplitTest, 700000); greedy.GetSeed() != want || sampled.GetSeed() != want {
 		t.Fatalf("seeds %d and %d, want the test seed %d for both models", greedy.GetSeed(), sampled.GetSeed(), want)
 	}
-	if webenv.MiniWoBSeedSplit(greedy.GetSeed()) != webenv.SplitTest {
+	if catalog.MiniWoBSeedSplit(greedy.GetSeed()) != catalog.SplitTest {
 		t.Fatalf("seed %d is not a test seed", greedy.GetSeed())
 	}
 	if greedy.GetEnvelope().GetEpisodeId() == sampled.GetEnvelope().GetEpisodeId() {

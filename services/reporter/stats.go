@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // episode is what the report keeps of one finished episode.
@@ -51,7 +51,7 @@ func (s *Stats) AddEpisode(ep *eventspb.Episode) {
 		s.aborted++
 		return
 	}
-	if f, ok := webenv.LookupFamily(ep.GetFamily()); ok && f.Unsupported != "" {
+	if f, ok := catalog.LookupFamily(ep.GetFamily()); ok && f.Unsupported != "" {
 		// A task beyond the action space is never scheduled; one run by
 		// hand is left out of the figures rather than counted as a
 		// failure of the policy.

@@ -1,15 +1,13 @@
 // Package webenv owns AsyncWebRL's local suite of seeded web tasks: the HTTP
-// server (an app.Service) that serves the task pages, the registry of task
-// families and their generators, the sites (visual themes and layouts) with
-// the deterministic train/test split by site, the rubric scoring with its
+// server (an app.Service) that serves the task pages, the generator of each
+// built-in family (registered by name against its row in the task catalogue,
+// services/internal/catalog, which holds the families' metadata, the sites,
+// the train/test split and the MiniWoB++ table), the rubric scoring with its
 // switchable shaping terms, the latency profiles (server delay per request and
 // client-side asynchronous loading), the embedded page core that speaks the
 // MiniWoB page protocol, the mounting of a directory of third-party
 // MiniWoB-style pages, and the MiniWoB++ suite: the benchmark's own pages
-// served as published, with a table of its tasks, their tiers and what the
-// action space cannot express (miniwob.go), split into train and test by
-// disjoint seed ranges (miniwob_split.go, which also lists the families a
-// suite schedules).
+// served as published (miniwob.go).
 //
 // Every problem is generated on the server, in Go, from (family, site, seed):
 // the page asks the server for its problem when the harness starts an episode

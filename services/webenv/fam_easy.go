@@ -2,25 +2,22 @@ package webenv
 
 import (
 	"strings"
-	"time"
 )
 
 // The easy tier: one page, 1–3 facts, 1–3 steps (the MiniWoB area size).
 
-const easyTime = 20 * time.Second
-
 func init() {
-	register(&Family{Name: "click-button", Tier: Easy, Desc: "click the button with a given label", Viewport: sizeSmall, MaxTime: easyTime, gen: genClickButton})
-	register(&Family{Name: "click-link", Tier: Easy, Desc: "click a given link in a paragraph", Viewport: sizeSmall, MaxTime: easyTime, gen: genClickLink})
-	register(&Family{Name: "pick-color", Tier: Easy, Desc: "click the swatch of a named colour (no text: needs vision)", Viewport: sizeSmall, MaxTime: easyTime, gen: genPickColor})
-	register(&Family{Name: "tick-checkboxes", Tier: Easy, Desc: "tick the named checkboxes, leave the others, submit", Viewport: sizeSmall, MaxTime: easyTime, gen: genTickCheckboxes})
-	register(&Family{Name: "type-text", Tier: Easy, Desc: "type a given text into a box and submit", Viewport: sizeSmall, MaxTime: easyTime, gen: genTypeText})
-	register(&Family{Name: "focus-and-type", Tier: Easy, Desc: "focus the named field, type with real keys, press Enter", Viewport: sizeSmall, MaxTime: easyTime, gen: genFocusAndType})
-	register(&Family{Name: "choose-radio", Tier: Easy, Desc: "choose a radio option and submit", Viewport: sizeSmall, MaxTime: easyTime, gen: genChooseRadio})
-	register(&Family{Name: "dismiss-dialog", Tier: Easy, Desc: "close a modal dialog with the named button", Viewport: sizeSmall, MaxTime: easyTime, gen: genDismissDialog})
-	register(&Family{Name: "click-shape", Tier: Easy, Desc: "click the shape of a given colour and form (needs vision)", Viewport: sizeSmall, MaxTime: easyTime, gen: genClickShape})
-	register(&Family{Name: "copy-text", Tier: Easy, Desc: "copy a code shown on the page into a box and submit", Viewport: sizeSmall, MaxTime: easyTime, gen: genCopyText})
-	register(&Family{Name: "click-in-list", Tier: Easy, Desc: "find an item in a scrolling list and click it", Viewport: sizeSmall, MaxTime: easyTime, gen: genClickInList})
+	register("click-button", genClickButton)
+	register("click-link", genClickLink)
+	register("pick-color", genPickColor)
+	register("tick-checkboxes", genTickCheckboxes)
+	register("type-text", genTypeText)
+	register("focus-and-type", genFocusAndType)
+	register("choose-radio", genChooseRadio)
+	register("dismiss-dialog", genDismissDialog)
+	register("click-shape", genClickShape)
+	register("copy-text", genCopyText)
+	register("click-in-list", genClickInList)
 }
 
 // listWords joins words as "a, b and c".

@@ -9,7 +9,7 @@ import (
 // out.
 
 func init() {
-	register(&Family{Name: "account-update", Tier: Hard, Desc: "sign in, update the profile, save, sign out", Viewport: sizeLarge, MaxTime: hardTime, gen: genAccountUpdate})
+	register("account-update", genAccountUpdate)
 }
 
 var timeZones = []string{"UTC", "Europe/Lisbon", "Europe/Oslo", "America/Denver", "Asia/Tokyo", "Australia/Perth"}

@@ -9,7 +9,7 @@ import (
 // report three details, by a form or a message to the user.
 
 func init() {
-	register(&Family{Name: "find-and-report", Tier: Hard, Desc: "find a person's manager across directory pages and report three details", Viewport: sizeLarge, MaxTime: hardTime, gen: genFindAndReport})
+	register("find-and-report", genFindAndReport)
 }
 
 // norm folds case and spaces, for comparing reported values.

@@ -11,7 +11,7 @@ import (
 // cheapest flight, enter the passenger, confirm.
 
 func init() {
-	register(&Family{Name: "flight-booking", Tier: Hard, Desc: "search flights, pick the cheapest, enter the passenger, confirm", Viewport: sizeLarge, MaxTime: hardTime, gen: genFlightBooking})
+	register("flight-booking", genFlightBooking)
 }
 
 type flight struct {

@@ -8,7 +8,7 @@ import (
 // The hard tier's forum: sign in, open a category, post a tagged thread.
 
 func init() {
-	register(&Family{Name: "forum-post", Tier: Hard, Desc: "sign in, open a forum category, post a thread with a tag", Viewport: sizeLarge, MaxTime: hardTime, gen: genForumPost})
+	register("forum-post", genForumPost)
 }
 
 var forumCats = []string{"General", "Announcements", "Help", "Off-topic", "Feedback", "Events"}

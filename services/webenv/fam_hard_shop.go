@@ -5,17 +5,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 )
 
 // The hard tier's shop: search, filter, compare prices, add the cheapest
 // matching item, check out with an address. Nine facts, about eleven steps,
 // five kinds of pages.
 
-const hardTime = 120 * time.Second
-
 func init() {
-	register(&Family{Name: "shop-checkout", Tier: Hard, Desc: "search, filter by brand, add the cheapest matching item, check out with an address", Viewport: sizeLarge, MaxTime: hardTime, gen: genShopCheckout})
+	register("shop-checkout", genShopCheckout)
 }
 
 var shopNouns = []string{"mouse", "keyboard", "lamp", "kettle", "backpack", "headphones", "mug", "notebook"}

@@ -12,17 +12,15 @@ import (
 // date, an inbox, settings, a wizard, and two small multi-page sites
 // (fam_medium_sites.go).
 
-const mediumTime = 40 * time.Second
-
 func init() {
-	register(&Family{Name: "login-form", Tier: Medium, Desc: "log in with a username, a password and the remember-me box", Viewport: sizeMedium, MaxTime: mediumTime, gen: genLoginForm})
-	register(&Family{Name: "signup-form", Tier: Medium, Desc: "fill a multi-field form that the server validates", Viewport: sizeMedium, MaxTime: mediumTime, gen: genSignupForm})
-	register(&Family{Name: "tabs", Tier: Medium, Desc: "switch to a tab, set a field and a box, save", Viewport: sizeMedium, MaxTime: mediumTime, gen: genTabs})
-	register(&Family{Name: "dropdowns", Tier: Medium, Desc: "pick options in three dropdowns and add", Viewport: sizeMedium, MaxTime: mediumTime, gen: genDropdowns})
-	register(&Family{Name: "date-picker", Tier: Medium, Desc: "set a date with day, month and year fields", Viewport: sizeMedium, MaxTime: mediumTime, gen: genDatePicker})
-	register(&Family{Name: "email-reply", Tier: Medium, Desc: "open an email in an inbox, reply with a text, send", Viewport: sizeMedium, MaxTime: mediumTime, gen: genEmailReply})
-	register(&Family{Name: "settings-toggles", Tier: Medium, Desc: "turn settings on and off, leave the rest, save", Viewport: sizeMedium, MaxTime: mediumTime, gen: genSettingsToggles})
-	register(&Family{Name: "wizard-form", Tier: Medium, Desc: "go through a three-step wizard and finish", Viewport: sizeMedium, MaxTime: mediumTime, gen: genWizardForm})
+	register("login-form", genLoginForm)
+	register("signup-form", genSignupForm)
+	register("tabs", genTabs)
+	register("dropdowns", genDropdowns)
+	register("date-picker", genDatePicker)
+	register("email-reply", genEmailReply)
+	register("settings-toggles", genSettingsToggles)
+	register("wizard-form", genWizardForm)
 }
 
 // field writes a labelled input; the site's variant puts the label above,

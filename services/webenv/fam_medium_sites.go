@@ -11,8 +11,8 @@ import (
 // the latency profile and go_back apply; visits are recorded on the server.
 
 func init() {
-	register(&Family{Name: "navigate-pages", Tier: Medium, Desc: "navigate two levels of pages and press a button there", Viewport: sizeMedium, MaxTime: mediumTime, gen: genNavigatePages})
-	register(&Family{Name: "search-open", Tier: Medium, Desc: "search, open the named result, file it in a folder", Viewport: sizeMedium, MaxTime: mediumTime, gen: genSearchOpen})
+	register("navigate-pages", genNavigatePages)
+	register("search-open", genSearchOpen)
 }
 
 var sectionNames = []string{"Account", "Billing", "Settings", "Security", "Reports", "Team", "Help", "Projects"}

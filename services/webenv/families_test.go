@@ -1,12 +1,12 @@
 package webenv
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // problemPrint is everything a problem shows or plans, for comparisons.
@@ -27,31 +27,31 @@ func problemPrint(p *Problem) string {
 }
 
 func TestFamiliesTiersAndFacts(t *testing.T) {
-	fams := Families()
+	fams := catalog.Families()
 	if len(fams) < 24 {
 		t.Fatalf("%d families, want at least 24", len(fams))
 	}
-	tiers := map[Tier]int{}
+	tiers := map[catalog.Tier]int{}
 	for _, fi := range fams {
 		tiers[fi.Tier]++
-		if len(fi.Sites) != len(Sites) {
-			t.Errorf("%s: %d sites, want %d", fi.Name, len(fi.Sites), len(Sites))
+		if len(fi.Sites) != len(catalog.Sites) {
+			t.Errorf("%s: %d sites, want %d", fi.Name, len(fi.Sites), len(catalog.Sites))
 		}
-		for _, s := range Sites {
+		for _, s := range catalog.Sites {
 			for seed := int64(0); seed < 8; seed++ {
 				p, err := Generate(fi.Name, s.Name, seed)
 				if err != nil {
 					t.Fatalf("%s/%s/%d: %v", fi.Name, s.Name, seed, err)
 				}
 				n := len(p.Facts)
-				ok := (fi.Tier == Easy && n >= 1 && n <= 3) || (fi.Tier == Medium && n >= 4 && n <= 6) || (fi.Tier == Hard && n >= 7)
+				ok := (fi.Tier == catalog.Easy && n >= 1 && n <= 3) || (fi.Tier == catalog.Medium && n >= 4 && n <= 6) || (fi.Tier == catalog.Hard && n >= 7)
 				if !ok {
 					t.Errorf("%s/%s/%d: %d facts for tier %s", fi.Name, s.Name, seed, n, fi.Tier)
 				}
 				if p.Instruction == "" || len(p.Plan) == 0 || (p.HTML == "" && p.Pages == nil) {
 					t.Errorf("%s/%s/%d: empty instruction, plan or page", fi.Name, s.Name, seed)
 				}
-				if fi.Tier == Hard && p.Pages == nil {
+				if fi.Tier == catalog.Hard && p.Pages == nil {
 					t.Errorf("%s: a hard family must be a multi-page site", fi.Name)
 				}
 				for _, f := range p.Facts {
@@ -62,16 +62,16 @@ func TestFamiliesTiersAndFacts(t *testing.T) {
 			}
 		}
 	}
-	for _, tier := range []Tier{Easy, Medium, Hard} {
+	for _, tier := range []catalog.Tier{catalog.Easy, catalog.Medium, catalog.Hard} {
 		if tiers[tier] == 0 {
 			t.Errorf("no %s family", tier)
 		}
 	}
-	t.Logf("families: %d (easy %d, medium %d, hard %d)", len(fams), tiers[Easy], tiers[Medium], tiers[Hard])
+	t.Logf("families: %d (easy %d, medium %d, hard %d)", len(fams), tiers[catalog.Easy], tiers[catalog.Medium], tiers[catalog.Hard])
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	for _, fi := range Families() {
+	for _, fi := range catalog.Families() {
 		for _, site := range []string{"aurora", "dune"} {
 			for seed := int64(0); seed < 5; seed++ {
 				a, _ := Generate(fi.Name, site, seed)
@@ -86,7 +86,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 
 func TestDifferentSeedsDiffer(t *testing.T) {
 	const n = 20
-	for _, fi := range Families() {
+	for _, fi := range catalog.Families() {
 		seen := map[string]bool{}
 		for seed := int64(0); seed < n; seed++ {
 			p, _ := Generate(fi.Name, "basalt", seed*7919+3)
@@ -122,78 +122,20 @@ func TestGenerateRejectsUnknowns(t *testing.T) {
 	}
 }
 
-func TestSplitIsDeterministicAndOneTestSitePerFamily(t *testing.T) {
-	testSites := map[string]int{}
-	for _, fi := range Families() {
-		var tests []string
-		for _, s := range fi.Sites {
-			if s.Split == SplitTest {
-				tests = append(tests, s.Name)
-			}
-			if SiteSplit(fi.Name, s.Name) != s.Split {
-				t.Errorf("%s/%s: split changed between calls", fi.Name, s.Name)
-			}
-		}
-		if len(tests) != 1 || tests[0] != TestSite(fi.Name) {
-			t.Errorf("%s: test sites %v, want exactly [%s]", fi.Name, tests, TestSite(fi.Name))
-		}
-		testSites[tests[0]]++
-		if got := SitesOf(fi.Name, SplitTrain); len(got) != len(Sites)-1 {
-			t.Errorf("%s: train sites %v", fi.Name, got)
-		}
-		if got := SitesOf(fi.Name, SplitAll); len(got) != len(Sites) {
-			t.Errorf("%s: all sites %v", fi.Name, got)
+// Every family of the catalogue has a generator and every generator a
+// family of the catalogue: the metadata and the pages cannot drift apart.
+func TestEveryCatalogueFamilyHasAGenerator(t *testing.T) {
+	for _, f := range catalog.BuiltinFamilies() {
+		if generators[f.Name] == nil {
+			t.Errorf("catalogue family %s has no generator (register it in a fam_*.go file)", f.Name)
 		}
 	}
-	// The hash spreads the test split over the themes.
-	if len(testSites) < 3 {
-		t.Errorf("test sites use only %d themes: %v", len(testSites), testSites)
-	}
-	if _, err := ParseSplit("validation"); err == nil {
-		t.Error("ParseSplit accepted an unknown split")
-	}
-}
-
-func TestPrintFamilies(t *testing.T) {
-	var text bytes.Buffer
-	if err := PrintFamilies(&text, "text"); err != nil {
-		t.Fatal(err)
-	}
-	for _, fi := range Families() {
-		line := ""
-		for _, l := range strings.Split(text.String(), "\n") {
-			if strings.HasPrefix(l, fi.Name+" ") {
-				line = l
-			}
-		}
-		if line == "" || !strings.Contains(line, fi.Tier.String()) || !strings.Contains(line, TestSite(fi.Name)) {
-			t.Errorf("%s: bad line %q", fi.Name, line)
+	for name := range generators {
+		if _, ok := catalog.Builtin(name); !ok {
+			t.Errorf("generator %s has no row in the catalogue (services/internal/catalog)", name)
 		}
 	}
-	var js bytes.Buffer
-	if err := PrintFamilies(&js, "json"); err != nil {
-		t.Fatal(err)
-	}
-	var got []FamilyInfo
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || len(got) != len(Families()) {
-		t.Fatalf("json: %v, %d families", err, len(got))
-	}
-	if err := PrintFamilies(&js, "yaml"); err == nil {
-		t.Error("an unknown format was accepted")
-	}
-}
-
-func TestTierNamesAndBudgets(t *testing.T) {
-	for _, tier := range []Tier{Easy, Medium, Hard} {
-		got, err := ParseTier(strings.ToUpper(tier.String()))
-		if err != nil || got != tier {
-			t.Fatalf("ParseTier(%q) = %v, %v", tier, got, err)
-		}
-	}
-	if _, err := ParseTier("extreme"); err == nil {
-		t.Fatal("unknown tier accepted")
-	}
-	if !(Easy.StepBudget() < Medium.StepBudget() && Medium.StepBudget() < Hard.StepBudget()) {
-		t.Fatalf("budgets not increasing: %d %d %d", Easy.StepBudget(), Medium.StepBudget(), Hard.StepBudget())
+	if len(generators) != len(catalog.BuiltinFamilies()) {
+		t.Errorf("%d generators, %d catalogue families", len(generators), len(catalog.BuiltinFamilies()))
 	}
 }

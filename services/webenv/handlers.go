@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
@@ -22,23 +24,23 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolve checks that (family, site) exists and is served.
-func (s *Server) resolve(familyName, site string) (*Family, error) {
-	f, ok := family(familyName)
+func (s *Server) resolve(familyName, site string) (catalog.Family, error) {
+	f, _, ok := family(familyName)
 	if !ok {
-		return nil, &ErrNotFound{Reason: fmt.Sprintf("unknown task family %q", familyName)}
+		return catalog.Family{}, &ErrNotFound{Reason: fmt.Sprintf("unknown task family %q", familyName)}
 	}
-	if _, ok := SiteByName(site); !ok {
-		return nil, &ErrNotFound{Reason: fmt.Sprintf("unknown site %q of family %s (sites: %s)", site, familyName, siteNames())}
+	if _, ok := catalog.SiteByName(site); !ok {
+		return catalog.Family{}, &ErrNotFound{Reason: fmt.Sprintf("unknown site %q of family %s (sites: %s)", site, familyName, siteNames())}
 	}
-	if split := SiteSplit(familyName, site); !s.cfg.split.Serves(split) {
-		return nil, &ErrNotFound{Reason: fmt.Sprintf("site %q of family %s is in the %s split, which this %s server does not serve", site, familyName, split, s.cfg.split)}
+	if split := catalog.SiteSplit(familyName, site); !s.cfg.split.Serves(split) {
+		return catalog.Family{}, &ErrNotFound{Reason: fmt.Sprintf("site %q of family %s is in the %s split, which this %s server does not serve", site, familyName, split, s.cfg.split)}
 	}
 	return f, nil
 }
 
 func siteNames() string {
 	var names []string
-	for _, s := range Sites {
+	for _, s := range catalog.Sites {
 		names = append(names, s.Name)
 	}
 	return strings.Join(names, ", ")
@@ -136,14 +138,14 @@ func (s *Server) handleCreateEpisode(w http.ResponseWriter, r *http.Request) {
 }
 
 type taskInfo struct {
-	Family      string   `json:"family"`
-	Site        string   `json:"site"`
-	Split       Split    `json:"split"`
-	Seed        int64    `json:"seed"`
-	Tier        Tier     `json:"tier"`
-	Instruction string   `json:"instruction"`
-	Facts       []string `json:"facts"`
-	Steps       int      `json:"oracle_steps"`
+	Family      string        `json:"family"`
+	Site        string        `json:"site"`
+	Split       catalog.Split `json:"split"`
+	Seed        int64         `json:"seed"`
+	Tier        catalog.Tier  `json:"tier"`
+	Instruction string        `json:"instruction"`
+	Facts       []string      `json:"facts"`
+	Steps       int           `json:"oracle_steps"`
 }
 
 // handleTaskInfo describes a task without its solution: the instruction and
@@ -164,7 +166,7 @@ func (s *Server) handleTaskInfo(w http.ResponseWriter, r *http.Request) {
 		notFoundOr(w, err)
 		return
 	}
-	info := taskInfo{Family: fam, Site: site, Split: SiteSplit(fam, site), Seed: seed, Tier: p.Tier,
+	info := taskInfo{Family: fam, Site: site, Split: catalog.SiteSplit(fam, site), Seed: seed, Tier: p.Tier,
 		Instruction: p.Instruction, Steps: len(p.Plan)}
 	for _, f := range p.Facts {
 		info.Facts = append(info.Facts, f.Name)

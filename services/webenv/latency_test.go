@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 func TestParseProfile(t *testing.T) {
@@ -164,7 +166,7 @@ func measure(t *testing.T, prof Profile, n int) measured {
 			defer wg.Done()
 			defer func() { <-sem }()
 			t0 := time.Now()
-			resp, err := http.Get(s.URL() + "/api/tasks/click-button/" + SitesOf("click-button", SplitTrain)[0] + "/1")
+			resp, err := http.Get(s.URL() + "/api/tasks/click-button/" + catalog.SitesOf("click-button", catalog.SplitTrain)[0] + "/1")
 			if err != nil {
 				t.Error(err)
 				return

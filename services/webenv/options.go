@@ -3,6 +3,8 @@ package webenv
 import (
 	"log/slog"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // Option configures a Server.
@@ -10,11 +12,11 @@ type Option func(*config)
 
 type config struct {
 	addr          string
-	split         Split
+	split         catalog.Split
 	profile       Profile
 	latencySeed   uint64
 	thirdPartyDir string
-	suite         Suite
+	suite         catalog.Suite
 	miniwobDir    string
 	log           *slog.Logger
 	// maxEpisodes: the most episodes kept in memory (default 10000, about
@@ -28,7 +30,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		addr:        "127.0.0.1:0",
-		split:       SplitTrain,
+		split:       catalog.SplitTrain,
 		profile:     Profile{Name: "none", Server: NoDelay{}},
 		latencySeed: uint64(time.Now().UnixNano()),
 		log:         slog.Default(),
@@ -43,7 +45,7 @@ func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
 // WithSplit sets the sites served (default SplitTrain: test sites get a 404,
 // so a training run never sees them).
-func WithSplit(s Split) Option { return func(c *config) { c.split = s } }
+func WithSplit(s catalog.Split) Option { return func(c *config) { c.split = s } }
 
 // WithProfile sets the latency profile (default "none": no delay, no
 // client-side loading). See ParseProfile.
@@ -62,7 +64,7 @@ func WithThirdPartyDir(dir string) Option { return func(c *config) { c.thirdPart
 // families are generated in process and always served; SuiteMiniWoB and
 // SuiteAll mount the MiniWoB++ pages of WithMiniWoBDir under /miniwob/ and
 // list them, SuiteMiniWoB alone.
-func WithSuite(s Suite) Option { return func(c *config) { c.suite = s } }
+func WithSuite(s catalog.Suite) Option { return func(c *config) { c.suite = s } }
 
 // WithMiniWoBDir sets the MiniWoB++ html tree (the wheel's miniwob/html,
 // unpacked by infra/setup.sh into .run/miniwob/html; default none). Only a

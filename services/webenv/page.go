@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // pageConfig is WOB_CONFIG, the page core's configuration, embedded in every
@@ -25,7 +27,7 @@ type pageConfig struct {
 type pageData struct {
 	Title       string
 	Site        string
-	Viewport    Size
+	Viewport    catalog.Size
 	Instruction string
 	Area        string
 	Config      pageConfig

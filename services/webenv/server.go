@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // Server serves the task pages. It is the webenv target's app.Service.
@@ -36,9 +37,9 @@ func New(opts ...Option) (*Server, error) {
 		o(&cfg)
 	}
 	if cfg.split == "" {
-		cfg.split = SplitTrain
+		cfg.split = catalog.SplitTrain
 	}
-	if _, err := ParseSplit(string(cfg.split)); err != nil {
+	if _, err := catalog.ParseSplit(string(cfg.split)); err != nil {
 		return nil, fmt.Errorf("unable to build webenv server: %w", err)
 	}
 	if cfg.profile.Server == nil {
@@ -47,7 +48,7 @@ func New(opts ...Option) (*Server, error) {
 	if cfg.maxEpisodes <= 0 {
 		cfg.maxEpisodes = 1
 	}
-	suite, err := ParseSuite(string(cfg.suite))
+	suite, err := catalog.ParseSuite(string(cfg.suite))
 	if err != nil {
 		return nil, fmt.Errorf("unable to build webenv server: %w", err)
 	}
@@ -92,7 +93,7 @@ func (s *Server) Healthy(context.Context) error {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Split returns the split served.
-func (s *Server) Split() Split { return s.cfg.split }
+func (s *Server) Split() catalog.Split { return s.cfg.split }
 
 // Profile returns the latency profile.
 func (s *Server) Profile() Profile { return s.cfg.profile }
@@ -153,11 +154,11 @@ func (s *Server) URL() string {
 }
 
 // Suite returns the suite served.
-func (s *Server) Suite() Suite { return s.cfg.suite }
+func (s *Server) Suite() catalog.Suite { return s.cfg.suite }
 
 // Families lists the suite's families and the mounted third-party pages.
-func (s *Server) Families() []FamilyInfo {
-	out := SuiteFamilies(s.cfg.suite)
+func (s *Server) Families() []catalog.FamilyInfo {
+	out := catalog.SuiteFamilies(s.cfg.suite)
 	if s.third != nil {
 		out = append(out, s.third.families()...)
 	}
@@ -166,7 +167,7 @@ func (s *Server) Families() []FamilyInfo {
 
 // PrintFamilies writes Families in format "text" or "json".
 func (s *Server) PrintFamilies(w io.Writer, format string) error {
-	return printFamilies(w, format, s.Families())
+	return catalog.PrintFamilies(w, format, s.Families())
 }
 
 func (s *Server) routes() http.Handler {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -48,8 +50,8 @@ func do(t *testing.T, method, u, body string) (int, map[string]any, http.Header)
 
 func TestBadInputGets404JSON(t *testing.T) {
 	ts := newTestServer(t) // the default split: train
-	test := TestSite("click-button")
-	train := SitesOf("click-button", SplitTrain)[0]
+	test := catalog.TestSite("click-button")
+	train := catalog.SitesOf("click-button", catalog.SplitTrain)[0]
 	cases := []struct {
 		name, method, path, body, reason string
 	}{
@@ -97,7 +99,7 @@ func TestRecoverMiddlewareAnswers500JSON(t *testing.T) {
 }
 
 func TestEpisodeOverHTTP(t *testing.T) {
-	ts := newTestServer(t, WithSplit(SplitAll))
+	ts := newTestServer(t, WithSplit(catalog.SplitAll))
 	p, _ := Generate("copy-text", "dune", 11)
 	code, m, _ := do(t, "POST", ts.URL+"/api/episodes", `{"family":"copy-text","site":"dune","seed":"11"}`)
 	if code != 200 || m["instruction"] != p.Instruction || !strings.Contains(m["html"].(string), "Code:") {
@@ -117,7 +119,7 @@ func TestEpisodeOverHTTP(t *testing.T) {
 // TestMultiPageSiteOverHTTP walks the account-update site with plain HTTP:
 // pages, form posts, redirects and the server-side facts.
 func TestMultiPageSiteOverHTTP(t *testing.T) {
-	ts := newTestServer(t, WithSplit(SplitAll))
+	ts := newTestServer(t, WithSplit(catalog.SplitAll))
 	p, _ := Generate("account-update", "basalt", 2)
 	_, m, _ := do(t, "POST", ts.URL+"/api/episodes", `{"family":"account-update","site":"basalt","seed":2}`)
 	id := m["id"].(string)
@@ -158,7 +160,7 @@ func TestMultiPageSiteOverHTTP(t *testing.T) {
 }
 
 func TestStartPageSpeaksTheProtocol(t *testing.T) {
-	ts := newTestServer(t, WithSplit(SplitAll), WithProfile(Profile{Name: "async", Server: NoDelay{}, Client: webClient}))
+	ts := newTestServer(t, WithSplit(catalog.SplitAll), WithProfile(Profile{Name: "async", Server: NoDelay{}, Client: webClient}))
 	resp, err := http.Get(ts.URL + "/t/tabs/cedar/")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // ThirdPartyPrefix starts the family name of a mounted third-party page:
@@ -18,9 +20,6 @@ const ThirdPartyPrefix = "thirdparty/"
 // are outside the train/test split by site: they are served in every split,
 // and a run that needs a split of them mounts different directories.
 const ThirdPartySite = "default"
-
-// Unrated is the tier of pages that webenv did not generate.
-const Unrated Tier = 0
 
 type thirdParty struct {
 	dir   string
@@ -42,12 +41,12 @@ func loadThirdParty(dir string) (*thirdParty, error) {
 	return tp, nil
 }
 
-func (tp *thirdParty) families() []FamilyInfo {
-	out := make([]FamilyInfo, 0, len(tp.names))
+func (tp *thirdParty) families() []catalog.FamilyInfo {
+	out := make([]catalog.FamilyInfo, 0, len(tp.names))
 	for _, n := range tp.names {
-		out = append(out, FamilyInfo{
-			Name: ThirdPartyPrefix + n, Tier: Unrated, Desc: "third-party page " + filepath.Join(tp.dir, n+".html"),
-			Viewport: sizeSmall, Sites: []SiteInfo{{Name: ThirdPartySite, Split: SplitAll}}, ThirdParty: true,
+		out = append(out, catalog.FamilyInfo{
+			Name: ThirdPartyPrefix + n, Tier: catalog.Unrated, Desc: "third-party page " + filepath.Join(tp.dir, n+".html"),
+			Viewport: catalog.ViewportSmall, Sites: []catalog.SiteInfo{{Name: ThirdPartySite, Split: catalog.SplitAll}}, ThirdParty: true,
 		})
 	}
 	return out

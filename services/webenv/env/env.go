@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -42,7 +43,7 @@ type Env struct {
 	done   bool
 	// viewport: a forced viewport (default: the size the page declares in
 	// <meta name="wob-viewport">, else defViewport).
-	viewport   webenv.Size
+	viewport   catalog.Size
 	lastScore  *webenv.Score
 	lastAction string
 	lastGroups []string
@@ -60,7 +61,7 @@ func New(ctx context.Context, b *Browser, baseURL string, opts ...Option) (*Env,
 	}
 	cfg := config{
 		settler:       DOMQuiet{Quiet: 100 * time.Millisecond, Timeout: 5 * time.Second},
-		defViewport:   webenv.Size{W: 160, H: 210},
+		defViewport:   catalog.Size{W: 160, H: 210},
 		scale:         1,
 		screenshots:   true,
 		readyTimeout:  20 * time.Second,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -23,7 +24,7 @@ func newHarness(t testing.TB, opts ...webenv.Option) *harness {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(append([]webenv.Option{webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(quiet),
+	srv, err := webenv.New(append([]webenv.Option{webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(quiet),
 		webenv.WithThirdPartyDir("../testdata/thirdparty")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestIntegrationEnv(t *testing.T) {
 		if obs.Instruction != p.Instruction || !strings.HasSuffix(obs.URL, "/t/type-text/cedar/") {
 			t.Errorf("instruction %q url %q", obs.Instruction, obs.URL)
 		}
-		if obs.Viewport != (webenv.Size{W: 160, H: 210}) || len(obs.Screenshot) < 100 || string(obs.Screenshot[1:4]) != "PNG" {
+		if obs.Viewport != (catalog.Size{W: 160, H: 210}) || len(obs.Screenshot) < 100 || string(obs.Screenshot[1:4]) != "PNG" {
 			t.Errorf("viewport %v screenshot %d bytes", obs.Viewport, len(obs.Screenshot))
 		}
 		box := find(t, obs, "textbox", "")

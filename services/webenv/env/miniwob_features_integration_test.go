@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // featureArgmax featurizes obs as the actor would and returns the bid of
@@ -69,7 +69,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		// actions (hidden until "more" is clicked) are another step.
 		checked := 0
 		for seed := int64(1); seed <= 40 && checked < 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "social-media", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "social-media", Seed: seed})
 			q := quoted(obs.Instruction)
 			if len(q) != 1 || !slices.Contains([]string{"Reply", "Retweet", "Like"}, q[0]) {
 				continue
@@ -92,7 +92,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 
 	t.Run("identify-shape: the button that names the figure's kind", func(t *testing.T) {
 		for seed := int64(1); seed <= 6; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "identify-shape", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "identify-shape", Seed: seed})
 			bid, unique := featureArgmax(t, &arch, obs, "names_other")
 			el := findBID(obs, bid)
 			if !unique || el.Role != "button" {
@@ -108,7 +108,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		P := len(arch.PairFeatures)
 		col := slices.Index(arch.PairFeatures, "intro_in_label")
 		for seed := int64(1); seed <= 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "login-user", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "login-user", Seed: seed})
 			f, err := arch.Featurize(policyObservation(obs))
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +141,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 	t.Run("choose-list, click-option: choices_made holds once the named option is chosen", func(t *testing.T) {
 		made := func(obs *Observation) bool { return pageFeature(t, &arch, obs, "choices_made") }
 		for seed := int64(1); seed <= 4; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "choose-list", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "choose-list", Seed: seed})
 			item := between(t, obs.Instruction, "Select ", " from the list and click Submit.")
 			sel := slices.IndexFunc(obs.Elements, func(el Element) bool { return len(el.Options) > 0 })
 			if sel < 0 {
@@ -175,7 +175,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			}
 		}
 		for seed := int64(1); seed <= 4; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-option", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "click-option", Seed: seed})
 			item := between(t, obs.Instruction, "Select ", " and click Submit.")
 			radio := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Role == "radio" && el.Text == item })
 			if radio < 0 {
@@ -195,7 +195,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		// The policy clicks labels; one that looked the same ticked and
 		// unticked was clicked again (and the box unticked) the next step.
 		for seed := int64(1); seed <= 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-checkboxes", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "click-checkboxes", Seed: seed})
 			label := slices.IndexFunc(obs.Elements, func(el Element) bool { return el.Role == "label" && el.Text != "" })
 			if label < 0 {
 				t.Fatalf("seed %d: no label among %+v", seed, obs.Elements)
@@ -222,7 +222,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 		typed := func(obs *Observation) bool { return pageFeature(t, &arch, obs, "quotes_typed") }
 		withField := 0
 		for seed := int64(1); seed <= 40 && withField < 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "click-button", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "click-button", Seed: seed})
 			if !slices.ContainsFunc(obs.Elements, func(el Element) bool { return el.Role == "textbox" }) {
 				continue // the distractors are random; only pages with a field tell
 			}
@@ -235,7 +235,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 			t.Fatalf("only %d of click-button's seeds 1-40 show a text field", withField)
 		}
 		for seed := int64(1); seed <= 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "enter-text", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "enter-text", Seed: seed})
 			if typed(obs) {
 				t.Fatalf("seed %d %q: quotes_typed before anything is typed", seed, obs.Instruction)
 			}
@@ -245,7 +245,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 	t.Run("use-spinner: the number, negative or not, is a candidate whole, and typing it wins", func(t *testing.T) {
 		seen := map[bool]int{} // by sign
 		for seed := int64(1); seed <= 40 && (seen[true] < 2 || seen[false] < 2); seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "use-spinner", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "use-spinner", Seed: seed})
 			n := between(t, obs.Instruction, "Select ", " with the spinner and hit Submit.")
 			neg := strings.HasPrefix(n, "-")
 			if seen[neg] >= 2 {
@@ -278,7 +278,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 
 	t.Run("grid-coordinate: the point whose id is the asked coordinate", func(t *testing.T) {
 		for seed := int64(1); seed <= 4; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "grid-coordinate", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "grid-coordinate", Seed: seed})
 			bid, unique := featureArgmax(t, &arch, obs, "id_is_value")
 			el := findBID(obs, bid)
 			if !unique || el.DOMID == "" || !strings.Contains(obs.Instruction, el.DOMID) {
@@ -292,7 +292,7 @@ func TestIntegrationMiniWoBHintsAndContext(t *testing.T) {
 
 	t.Run("focus-text-2: the ordinal picks the nth textbox", func(t *testing.T) {
 		for seed := int64(1); seed <= 3; seed++ {
-			obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + "focus-text-2", Seed: seed})
+			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "focus-text-2", Seed: seed})
 			bid, unique := featureArgmax(t, &arch, obs, "ordinal", "hint_named")
 			el := findBID(obs, bid)
 			if !unique || el.Role != "textbox" {

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // policyObservation is the obs event the actor builds from o
@@ -146,7 +146,7 @@ func TestIntegrationMiniWoBHeads(t *testing.T) {
 		table[name] = tl
 		t.Run(name, func(t *testing.T) {
 			for _, seed := range seeds {
-				obs := reset(t, e, TaskRef{Family: webenv.MiniWoBPrefix + name, Seed: seed})
+				obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + name, Seed: seed})
 				solverWatch = &watch{obs: obs, check: func(t *testing.T, obs *Observation, a Action) {
 					tl.steps++
 					if why := expressible(&arch, obs, a); why != "" {

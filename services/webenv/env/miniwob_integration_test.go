@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -32,7 +33,7 @@ func miniwobDir(t *testing.T) string {
 		dir = filepath.Join(run, "miniwob", "html")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "miniwob", "click-test.html")); err != nil {
-		t.Fatalf("no MiniWoB++ pages in %s: run `make setup` (or infra/setup.sh miniwob) to fetch miniwob==%s, or set ASYNCWEBRL_MINIWOB_DIR", dir, webenv.MiniWoBVersion)
+		t.Fatalf("no MiniWoB++ pages in %s: run `make setup` (or infra/setup.sh miniwob) to fetch miniwob==%s, or set ASYNCWEBRL_MINIWOB_DIR", dir, catalog.MiniWoBVersion)
 	}
 	return dir
 }
@@ -208,7 +209,7 @@ func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 	testenv.Integration(t)
 	dir := miniwobDir(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(webenv.WithSuite(webenv.SuiteMiniWoB), webenv.WithMiniWoBDir(dir), webenv.WithLogger(quiet))
+	srv, err := webenv.New(webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(dir), webenv.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestIntegrationMiniWoB(t *testing.T) {
 		for _, name := range acceptanceTasks {
 			t.Run(name, func(t *testing.T) {
 				for seed := int64(1); seed <= 4; seed++ {
-					task := TaskRef{Family: webenv.MiniWoBPrefix + name, Seed: seed}
+					task := TaskRef{Family: catalog.MiniWoBPrefix + name, Seed: seed}
 					obs := reset(t, e, task)
 					if obs.Instruction == "" || len(obs.Elements) == 0 {
 						t.Fatalf("seed %d: instruction %q, %d elements", seed, obs.Instruction, len(obs.Elements))

@@ -3,6 +3,7 @@ package env
 import (
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -50,11 +51,11 @@ type Element struct {
 // Observation is what the agent sees after Reset or Step.
 type Observation struct {
 	// Screenshot is a PNG of the viewport (nil when screenshots are off).
-	Screenshot  []byte      `json:"-"`
-	Viewport    webenv.Size `json:"viewport"`
-	URL         string      `json:"url"`
-	Instruction string      `json:"instruction"`
-	Elements    []Element   `json:"elements"`
+	Screenshot  []byte       `json:"-"`
+	Viewport    catalog.Size `json:"viewport"`
+	URL         string       `json:"url"`
+	Instruction string       `json:"instruction"`
+	Elements    []Element    `json:"elements"`
 	// Stable is the settler's verdict on this frame; SettleWait its wait.
 	Stable     bool          `json:"stable"`
 	SettleWait time.Duration `json:"settle_wait"`

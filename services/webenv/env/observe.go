@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -28,7 +29,7 @@ func (e *Env) screenshot(ctx context.Context) ([]byte, error) {
 	return res.Data, nil
 }
 
-func (e *Env) setViewport(ctx context.Context, s webenv.Size) error {
+func (e *Env) setViewport(ctx context.Context, s catalog.Size) error {
 	if s == e.viewport {
 		return nil
 	}
@@ -45,7 +46,7 @@ func (e *Env) setViewport(ctx context.Context, s webenv.Size) error {
 // TaskURL returns the start page of a task.
 func (e *Env) TaskURL(t TaskRef) string {
 	u := *e.base
-	if strings.HasPrefix(t.Family, webenv.MiniWoBPrefix) {
+	if strings.HasPrefix(t.Family, catalog.MiniWoBPrefix) {
 		u.Path += webenv.MiniWoBPath(t.Family)
 		return u.String()
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -14,10 +15,10 @@ type Option func(*config)
 
 type config struct {
 	settler  Settler
-	viewport webenv.Size
+	viewport catalog.Size
 	// defViewport: the viewport of pages that declare none (default
 	// 160x210, the MiniWoB area).
-	defViewport webenv.Size
+	defViewport catalog.Size
 	// scale: the device scale factor of screenshots (default 1:
 	// one screenshot pixel per CSS pixel).
 	scale       float64

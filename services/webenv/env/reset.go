@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -77,7 +78,7 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	if vp.W == 0 {
 		vp = e.cfg.defViewport
 		if w, h, ok := parseSize(st.Viewport); ok {
-			vp = webenv.Size{W: w, H: h}
+			vp = catalog.Size{W: w, H: h}
 		}
 	}
 	if err := e.setViewport(c, vp); err != nil {

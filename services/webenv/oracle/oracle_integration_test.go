@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
@@ -45,7 +46,7 @@ func newRig(t *testing.T, opts ...webenv.Option) *rig {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(append([]webenv.Option{webenv.WithSplit(webenv.SplitAll), webenv.WithLogger(quiet)}, opts...)...)
+	srv, err := webenv.New(append([]webenv.Option{webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func (r *rig) env(t *testing.T, opts ...env.Option) *env.Env {
 
 type job struct {
 	task   env.TaskRef
-	tier   webenv.Tier
+	tier   catalog.Tier
 	random bool
 	test   bool // the task's site is in the test split
 }
@@ -99,7 +100,7 @@ func TestIntegrationOracleAndRandom(t *testing.T) {
 	randoms := knob("WEBENV_RANDOM_EPISODES", 10)
 	tabs := knob("WEBENV_TABS", 4)
 	r := newRig(t)
-	fams := webenv.Families()
+	fams := catalog.Families()
 
 	// A batch is the jobs of one (family, site, policy): a tab runs it in a
 	// row, so that single-page tasks restart on the open page, as the
@@ -114,14 +115,14 @@ func TestIntegrationOracleAndRandom(t *testing.T) {
 		batches[k] = append(batches[k], j)
 	}
 	for _, f := range fams {
-		train := webenv.SitesOf(f.Name, webenv.SplitTrain)
-		test := webenv.TestSite(f.Name)
+		train := catalog.SitesOf(f.Name, catalog.SplitTrain)
+		test := catalog.TestSite(f.Name)
 		for i := range seeds {
 			add(job{task: env.TaskRef{Family: f.Name, Site: train[i%len(train)], Seed: int64(i)}, tier: f.Tier})
 			add(job{task: env.TaskRef{Family: f.Name, Site: test, Seed: int64(100 + i)}, tier: f.Tier, test: true})
 		}
 		for i := range randoms {
-			site := webenv.Sites[i%len(webenv.Sites)].Name
+			site := catalog.Sites[i%len(catalog.Sites)].Name
 			add(job{task: env.TaskRef{Family: f.Name, Site: site, Seed: int64(1000 + i)}, tier: f.Tier, random: true})
 		}
 	}
@@ -222,7 +223,7 @@ func TestIntegrationOracleAndRandom(t *testing.T) {
 	tw.Flush()
 	t.Logf("oracle and random policy per family (%d tabs, %s; random step caps: easy %d, medium %d, hard %d):\n%s"+
 		"oracle: %d/%d episodes succeeded; random: %d/%d (%.1f%%)",
-		tabs, elapsed.Round(time.Second), StepCap(webenv.Easy), StepCap(webenv.Medium), StepCap(webenv.Hard), b.String(),
+		tabs, elapsed.Round(time.Second), StepCap(catalog.Easy), StepCap(catalog.Medium), StepCap(catalog.Hard), b.String(),
 		oracleOK, oracleAll, randOK, randAll, 100*ratio(randOK, randAll))
 
 	if shots == 0 {
@@ -256,7 +257,7 @@ func TestIntegrationOracleUnderWebLatency(t *testing.T) {
 	}
 	r := newRig(t, webenv.WithProfile(prof), webenv.WithLatencySeed(7))
 	tabs := knob("WEBENV_TABS", 4)
-	fams := webenv.Families()
+	fams := catalog.Families()
 	queue := make(chan env.TaskRef)
 	var mu sync.Mutex
 	var failures []string
@@ -289,7 +290,7 @@ func TestIntegrationOracleUnderWebLatency(t *testing.T) {
 	}
 	start := time.Now()
 	for i, f := range fams {
-		queue <- env.TaskRef{Family: f.Name, Site: webenv.Sites[i%len(webenv.Sites)].Name, Seed: int64(500 + i)}
+		queue <- env.TaskRef{Family: f.Name, Site: catalog.Sites[i%len(catalog.Sites)].Name, Seed: int64(500 + i)}
 	}
 	close(queue)
 	wg.Wait()

@@ -6,17 +6,17 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
 // StepCap is the random policy's step budget for a tier: a little above the
 // longest scripted solution of the tier.
-func StepCap(t webenv.Tier) int {
+func StepCap(t catalog.Tier) int {
 	switch t {
-	case webenv.Easy:
+	case catalog.Easy:
 		return 5
-	case webenv.Medium:
+	case catalog.Medium:
 		return 10
 	default:
 		return 15

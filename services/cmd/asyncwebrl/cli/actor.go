@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
@@ -27,7 +28,7 @@ func newActor(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -shaping: %w", err)}
 	}
-	suite, err := webenv.ParseSuite(d.cfg.Suite)
+	suite, err := catalog.ParseSuite(d.cfg.Suite)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -252,7 +253,7 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type rolloutSetup struct {
 	cfg                 *config.Config
 	set                 taskSet
-	serve               webenv.Suite // what webenv serves: every set's suite
+	serve               catalog.Suite // what webenv serves: every set's suite
 	prof                webenv.Profile
 	f                   *kafka.Factory
 	cat                 *topics.Catalog
@@ -498,8 +499,8 @@ func flagGiven(args []string, name string) bool {
 // taskSet is one entry of --suites: a suite's schedulable tasks up to a
 // tier.
 type taskSet struct {
-	suite    webenv.Suite
-	maxTier  webenv.Tier // 0: every tier
+	suite    catalog.Suite
+	maxTier  catalog.Tier // 0: every tier
 	families []string
 }
 
@@ -511,23 +512,23 @@ func (t taskSet) String() string {
 }
 
 // parseTaskSets parses "suite[:tier],..." into the task sets, each with the
-// families the actors' local generator draws (webenv.Schedulable: the
+// families the actors' local generator draws (catalog.Schedulable: the
 // MiniWoB++ tasks the action space can express, on train seeds).
 func parseTaskSets(list string) ([]taskSet, error) {
 	var sets []taskSet
 	for _, item := range config.SplitList(list) {
 		name, tier, hasTier := strings.Cut(item, ":")
-		suite, err := webenv.ParseSuite(name)
+		suite, err := catalog.ParseSuite(name)
 		if err != nil {
 			return nil, fmt.Errorf("invalid --suites %q: %w", list, err)
 		}
 		set := taskSet{suite: suite}
 		if hasTier {
-			if set.maxTier, err = webenv.ParseTier(tier); err != nil {
+			if set.maxTier, err = catalog.ParseTier(tier); err != nil {
 				return nil, fmt.Errorf("invalid --suites %q: %w", list, err)
 			}
 		}
-		for _, f := range webenv.Schedulable(suite) {
+		for _, f := range catalog.Schedulable(suite) {
 			if set.maxTier == 0 || f.Tier <= set.maxTier {
 				set.families = append(set.families, f.Name)
 			}
@@ -544,7 +545,7 @@ func parseTaskSets(list string) ([]taskSet, error) {
 }
 
 // servedSuite is the suite webenv serves so that every set's tasks exist.
-func servedSuite(sets []taskSet) webenv.Suite {
+func servedSuite(sets []taskSet) catalog.Suite {
 	var b, m bool
 	for _, s := range sets {
 		b = b || s.suite.HasBuiltin()
@@ -552,11 +553,11 @@ func servedSuite(sets []taskSet) webenv.Suite {
 	}
 	switch {
 	case b && m:
-		return webenv.SuiteAll
+		return catalog.SuiteAll
 	case m:
-		return webenv.SuiteMiniWoB
+		return catalog.SuiteMiniWoB
 	}
-	return webenv.SuiteBuiltin
+	return catalog.SuiteBuiltin
 }
 
 // parseCounts parses --executors: one count or a comma list (a sweep).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -102,25 +102,25 @@ func TestParseTaskSets(t *testing.T) {
 		t.Fatalf("sets = %v, want builtin:easy and miniwob", sets)
 	}
 	for _, name := range sets[0].families {
-		if f, ok := webenv.LookupFamily(name); !ok || f.Tier != webenv.Easy || webenv.IsMiniWoB(name) {
+		if f, ok := catalog.LookupFamily(name); !ok || f.Tier != catalog.Easy || catalog.IsMiniWoB(name) {
 			t.Errorf("builtin:easy holds %s (%v, found %v)", name, f.Tier, ok)
 		}
 	}
-	if len(sets[0].families) == 0 || len(sets[0].families) >= len(webenv.Schedulable(webenv.SuiteBuiltin)) {
+	if len(sets[0].families) == 0 || len(sets[0].families) >= len(catalog.Schedulable(catalog.SuiteBuiltin)) {
 		t.Errorf("builtin:easy has %d families, want some but not all", len(sets[0].families))
 	}
-	if got, want := len(sets[1].families), len(webenv.Schedulable(webenv.SuiteMiniWoB)); got != want {
+	if got, want := len(sets[1].families), len(catalog.Schedulable(catalog.SuiteMiniWoB)); got != want {
 		t.Errorf("miniwob has %d tasks, want the %d schedulable ones", got, want)
 	}
 	for _, name := range sets[1].families {
-		if f, _ := webenv.LookupFamily(name); f.Unsupported != "" {
+		if f, _ := catalog.LookupFamily(name); f.Unsupported != "" {
 			t.Errorf("miniwob holds %s, which the action space cannot express (%s)", name, f.Unsupported)
 		}
 	}
-	if s := servedSuite(sets); s != webenv.SuiteAll {
+	if s := servedSuite(sets); s != catalog.SuiteAll {
 		t.Errorf("served suite = %s, want all", s)
 	}
-	if s := servedSuite(sets[:1]); s != webenv.SuiteBuiltin {
+	if s := servedSuite(sets[:1]); s != catalog.SuiteBuiltin {
 		t.Errorf("served suite of builtin:easy = %s, want builtin", s)
 	}
 }
@@ -167,11 +167,11 @@ func TestRolloutSummaryMedians(t *testing.T) {
 // before anything starts.
 func TestBenchTrainFlags(t *testing.T) {
 	bt, err := parseTrainFlags(map[string]string{})
-	if err != nil || len(bt.modes) != 2 || bt.repeat != 1 || bt.window != 40 || bt.target != 0.8 || bt.tier != webenv.Easy || bt.cap != 20*time.Minute {
+	if err != nil || len(bt.modes) != 2 || bt.repeat != 1 || bt.window != 40 || bt.target != 0.8 || bt.tier != catalog.Easy || bt.cap != 20*time.Minute {
 		t.Fatalf("defaults %+v, %v", bt, err)
 	}
 	bt, err = parseTrainFlags(map[string]string{"modes": "sync,sync", "repeat": "3", "target": "0.9", "tier": "medium", "cap": "5m", "window": "20"})
-	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.repeat != 3 || bt.target != 0.9 || bt.tier != webenv.Medium || bt.cap != 5*time.Minute || bt.window != 20 {
+	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.repeat != 3 || bt.target != 0.9 || bt.tier != catalog.Medium || bt.cap != 5*time.Minute || bt.window != 20 {
 		t.Fatalf("parsed %+v, %v", bt, err)
 	}
 	for _, args := range [][]string{

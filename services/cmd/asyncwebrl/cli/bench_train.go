@@ -20,11 +20,11 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -144,12 +144,12 @@ type trainFlags struct {
 	modes          []string
 	repeat, window int
 	target         float64
-	tier           webenv.Tier
+	tier           catalog.Tier
 	cap            time.Duration
 }
 
 func parseTrainFlags(vals map[string]string) (trainFlags, error) {
-	bt := trainFlags{modes: []string{"async", "sync"}, repeat: 1, window: 40, target: 0.8, tier: webenv.Easy, cap: 20 * time.Minute}
+	bt := trainFlags{modes: []string{"async", "sync"}, repeat: 1, window: 40, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute}
 	var err error
 	if v, ok := vals["modes"]; ok {
 		bt.modes = nil
@@ -178,7 +178,7 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 		}
 	}
 	if v, ok := vals["tier"]; ok {
-		if bt.tier, err = webenv.ParseTier(v); err != nil {
+		if bt.tier, err = catalog.ParseTier(v); err != nil {
 			return bt, fmt.Errorf("invalid --tier: %w", err)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 func newLearner(d deps) (app.Service, error) {
@@ -62,16 +62,16 @@ func newLearner(d deps) (app.Service, error) {
 		opts = append(opts, learner.WithLeaseTimeout(l.LeaseTimeout))
 	}
 	if l.Curriculum {
-		suite, err := webenv.ParseSuite(d.cfg.Suite)
+		suite, err := catalog.ParseSuite(d.cfg.Suite)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
 		}
 		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite}
 		switch l.MaxTier {
 		case "easy":
-			c.MaxTier = webenv.Easy
+			c.MaxTier = catalog.Easy
 		case "medium":
-			c.MaxTier = webenv.Medium
+			c.MaxTier = catalog.Medium
 		}
 		opts = append(opts, learner.WithCurriculum(c))
 	}

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/replay"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -99,8 +99,8 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	builtin, miniwob := false, false
 	for _, g := range groups {
 		for _, f := range g.fams {
-			miniwob = miniwob || webenv.IsMiniWoB(f.Name)
-			builtin = builtin || !webenv.IsMiniWoB(f.Name)
+			miniwob = miniwob || catalog.IsMiniWoB(f.Name)
+			builtin = builtin || !catalog.IsMiniWoB(f.Name)
 		}
 	}
 	var where []string
@@ -109,7 +109,7 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if miniwob {
 		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d (success: raw reward > 0; decayed: the mean time-decayed reward)",
-			webenv.MiniWoBSeed(webenv.SplitTest, seedBase), webenv.MiniWoBSeed(webenv.SplitTest, seedBase+int64(episodes)-1)))
+			catalog.MiniWoBSeed(catalog.SplitTest, seedBase), catalog.MiniWoBSeed(catalog.SplitTest, seedBase+int64(episodes)-1)))
 	}
 	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
 		cfg.Suite, strings.Join(where, "; "), episodes, policy, version, cat.Name(topics.Weights))
@@ -139,23 +139,23 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // evalGroup is the tasks of one tier, evaluated together.
 type evalGroup struct {
-	tier  webenv.Tier
-	suite webenv.Suite
-	fams  []webenv.FamilyInfo
+	tier  catalog.Tier
+	suite catalog.Suite
+	fams  []catalog.FamilyInfo
 }
 
 // evalGroups resolves --tasks (any tier) or --tiers (default easy and
 // medium, none above -max-tier) to the suite's tasks the action space can
 // express, by tier.
 func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error) {
-	suite, err := webenv.ParseSuite(cfg.Suite)
+	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid --suite: %w", err)}
 	}
-	var fams []webenv.FamilyInfo
-	var tiers []webenv.Tier
+	var fams []catalog.FamilyInfo
+	var tiers []catalog.Tier
 	if tasks != "" {
-		if fams, err = webenv.SelectFamilies(suite, config.SplitList(tasks)); err != nil {
+		if fams, err = catalog.SelectFamilies(suite, config.SplitList(tasks)); err != nil {
 			return nil, usageError{fmt.Errorf("invalid --tasks: %w", err)}
 		}
 		if len(fams) == 0 {
@@ -168,12 +168,12 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 		}
 		slices.Sort(tiers)
 	} else {
-		maxTier, err := webenv.ParseTier(cmp.Or(cfg.Learner.MaxTier, "hard"))
+		maxTier, err := catalog.ParseTier(cmp.Or(cfg.Learner.MaxTier, "hard"))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("invalid -max-tier: %w", err)}
 		}
 		for _, s := range strings.Split(cmp.Or(tierList, "easy,medium"), ",") {
-			t, err := webenv.ParseTier(strings.TrimSpace(s))
+			t, err := catalog.ParseTier(strings.TrimSpace(s))
 			if err != nil {
 				return nil, usageError{fmt.Errorf("invalid --tiers: %w", err)}
 			}
@@ -184,7 +184,7 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 			}
 			tiers = append(tiers, t)
 		}
-		fams = webenv.Schedulable(suite)
+		fams = catalog.Schedulable(suite)
 	}
 	var out []evalGroup
 	for _, t := range tiers {
@@ -207,10 +207,10 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 // writeEvalTable writes one tier's table: per task, each model's greedy
 // success, and for MiniWoB++ tasks the mean time-decayed reward and the
 // timeouts (the figures MiniWoB++ results report beside success).
-func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResult, label func(int) string) {
+func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []replay.EvalResult, label func(int) string) {
 	miniwob := false
 	for _, fam := range res[0].Families() {
-		miniwob = miniwob || webenv.IsMiniWoB(fam)
+		miniwob = miniwob || catalog.IsMiniWoB(fam)
 	}
 	fmt.Fprintf(b, "## %s tier\n\n| task |", tier)
 	for i := range res {
@@ -223,10 +223,10 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 		}
 		cols += 2 * len(res)
 		// Published success rates beside ours (never measured here).
-		for _, src := range webenv.MiniWoBPublishedSources {
+		for _, src := range catalog.MiniWoBPublishedSources {
 			fmt.Fprintf(b, " %s (published) |", src.Name)
 		}
-		cols += len(webenv.MiniWoBPublishedSources)
+		cols += len(catalog.MiniWoBPublishedSources)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", cols) + "\n")
 	for _, fam := range res[0].Families() {
@@ -238,8 +238,8 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 			for _, r := range res {
 				fmt.Fprintf(b, " %.2f | %d |", r.MeanDecayed(fam), r.TimedOut[fam])
 			}
-			figs, ok := webenv.MiniWoBPublished[strings.TrimPrefix(fam, webenv.MiniWoBPrefix)]
-			for i := range webenv.MiniWoBPublishedSources {
+			figs, ok := catalog.MiniWoBPublished[strings.TrimPrefix(fam, catalog.MiniWoBPrefix)]
+			for i := range catalog.MiniWoBPublishedSources {
 				if ok {
 					fmt.Fprintf(b, " %.0f%% |", 100*figs[i])
 				} else {
@@ -254,12 +254,12 @@ func writeEvalTable(b *strings.Builder, tier webenv.Tier, res []replay.EvalResul
 		fmt.Fprintf(b, " **%.0f%%** |", 100*r.Rate())
 	}
 	if miniwob {
-		b.WriteString(strings.Repeat(" |", 2*len(res)+len(webenv.MiniWoBPublishedSources)))
+		b.WriteString(strings.Repeat(" |", 2*len(res)+len(catalog.MiniWoBPublishedSources)))
 	}
 	b.WriteString("\n\n")
 	if miniwob {
 		b.WriteString("Published columns (success rates read from the papers, not measured here; \"-\": not reported):\n")
-		for _, src := range webenv.MiniWoBPublishedSources {
+		for _, src := range catalog.MiniWoBPublishedSources {
 			fmt.Fprintf(b, "- %s: %s\n", src.Name, src.Citation)
 		}
 		b.WriteString("\n")

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/replay"
-	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
 // TestEvalGroups checks what replay eval evaluates for --suite, --tasks,
@@ -59,7 +59,7 @@ func TestEvalGroups(t *testing.T) {
 					if f.Tier != g.tier {
 						t.Errorf("%s (%s) in the %s group", f.Name, f.Tier, g.tier)
 					}
-					if webenv.IsMiniWoB(f.Name) {
+					if catalog.IsMiniWoB(f.Name) {
 						kind = "miniwob"
 						n++
 					}
@@ -110,7 +110,7 @@ func TestEvalTablePublishedColumns(t *testing.T) {
 		TimedOut: map[string]int{}, Decayed: map[string]float64{"miniwob/login-user": 40},
 	}
 	var b strings.Builder
-	writeEvalTable(&b, webenv.Easy, []replay.EvalResult{res}, func(int) string { return "default v9" })
+	writeEvalTable(&b, catalog.Easy, []replay.EvalResult{res}, func(int) string { return "default v9" })
 	md := b.String()
 	for _, want := range []string{
 		"| AutoWebGLM (published) | HTML-T5-XL (published) | WebN-T5-XL (published) |",

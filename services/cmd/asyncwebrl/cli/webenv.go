@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -18,11 +19,11 @@ func newWebenv(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -latency-profile: %w", err)}
 	}
-	split, err := webenv.ParseSplit(d.cfg.Webenv.Split)
+	split, err := catalog.ParseSplit(d.cfg.Webenv.Split)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -webenv-split: %w", err)}
 	}
-	suite, err := webenv.ParseSuite(d.cfg.Suite)
+	suite, err := catalog.ParseSuite(d.cfg.Suite)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
 	}
@@ -71,9 +72,9 @@ func runWebenv(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	suite, err := webenv.ParseSuite(cfg.Suite)
+	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
 		return usageError{fmt.Errorf("invalid -suite: %w", err)}
 	}
-	return webenv.PrintSuite(stdout, format, suite)
+	return catalog.PrintSuite(stdout, format, suite)
 }

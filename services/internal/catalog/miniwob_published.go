@@ -1,4 +1,4 @@
-package webenv
+package catalog
 
 // PublishedSource is a published method whose per-task MiniWoB++ success
 // rates this project read and sets beside its own.

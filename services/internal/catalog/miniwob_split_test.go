@@ -1,4 +1,4 @@
-package webenv
+package catalog
 
 import (
 	"strings"

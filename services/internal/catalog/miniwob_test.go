@@ -1,0 +1,187 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testMiniWoBDir is where infra/setup.sh unpacked the pages: the
+// -miniwob-dir variable, else <run dir>/miniwob/html.
+func testMiniWoBDir() string {
+	if d := os.Getenv("ASYNCWEBRL_MINIWOB_DIR"); d != "" {
+		return d
+	}
+	run := os.Getenv("ASYNCWEBRL_RUN_DIR")
+	if run == "" {
+		run = filepath.Join("..", "..", "..", ".run")
+	}
+	return filepath.Join(run, "miniwob", "html")
+}
+
+func TestMiniWoBTierRule(t *testing.T) {
+	for _, c := range []struct {
+		steps int
+		want  Tier
+	}{{1, Easy}, {2, Easy}, {3, Easy}, {4, Medium}, {6, Medium}, {7, Hard}, {12, Hard}} {
+		if got := (MiniWoBTask{Steps: c.steps}).Tier(); got != c.want {
+			t.Errorf("%d steps: tier %s, want %s", c.steps, got, c.want)
+		}
+	}
+}
+
+func TestMiniWoBTable(t *testing.T) {
+	tasks := MiniWoBTasks()
+	if len(tasks) != 130 {
+		t.Errorf("%d tasks, want the 130 pages of miniwob %s", len(tasks), MiniWoBVersion)
+	}
+	if !slices.IsSortedFunc(tasks, func(a, b MiniWoBTask) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Error("the table is not sorted by name (MiniWoBTaskByName searches it)")
+	}
+	reasons := []string{needsDrag, needsCoords, needsCanvas, needsHover, needsSelection, neverStable}
+	var wge []string
+	for i, tk := range tasks {
+		if i > 0 && tasks[i-1].Name == tk.Name {
+			t.Errorf("%s twice", tk.Name)
+		}
+		if tk.Steps < 1 || tk.MaxTime <= 0 || tk.Desc == "" {
+			t.Errorf("%s: steps %d, max time %s, desc %q", tk.Name, tk.Steps, tk.MaxTime, tk.Desc)
+		}
+		if tk.Unsupported != "" && !slices.Contains(reasons, tk.Unsupported) {
+			t.Errorf("%s: reason %q is not one of the known reasons", tk.Name, tk.Unsupported)
+		}
+		if got, ok := MiniWoBTaskByName(tk.Family()); !ok || got.Name != tk.Name {
+			t.Errorf("MiniWoBTaskByName(%s) = %v, %v", tk.Family(), got.Name, ok)
+		}
+		if tk.WGE {
+			wge = append(wge, tk.Name)
+		}
+	}
+	// The project page's "Tasks used in the paper" (Liu et al. 2018).
+	want := []string{"choose-list", "click-button", "click-button-sequence", "click-checkboxes", "click-color",
+		"click-dialog", "click-dialog-2", "click-link", "click-option", "click-shades", "click-shape", "click-tab",
+		"click-tab-2", "click-test", "click-test-2", "click-widget", "count-shape", "email-inbox", "enter-date",
+		"enter-password", "enter-text", "enter-text-dynamic", "enter-time", "focus-text", "focus-text-2",
+		"grid-coordinate", "guess-number", "identify-shape", "login-user", "navigate-tree", "search-engine",
+		"social-media", "tic-tac-toe", "use-spinner"}
+	if !slices.Equal(wge, want) {
+		t.Errorf("WGE subset\n got %v\nwant %v", wge, want)
+	}
+	// Issue 16's acceptance tasks: supported, and easy by the rule.
+	for _, n := range []string{"click-test", "click-button", "click-link", "click-dialog", "click-checkboxes",
+		"click-option", "focus-text", "enter-text", "enter-password", "login-user", "choose-list"} {
+		tk, ok := MiniWoBTaskByName(n)
+		if !ok || !tk.Supported() || tk.Tier() != Easy {
+			t.Errorf("%s: found %v, supported %v, tier %s", n, ok, tk.Supported(), tk.Tier())
+		}
+	}
+	if _, ok := MiniWoBTaskByName("no-such-task"); ok {
+		t.Error("an unknown task was found")
+	}
+}
+
+// TestMiniWoBTableMatchesPages checks the table against the unpacked pages:
+// the same task names, and each page's own time limit.
+func TestMiniWoBTableMatchesPages(t *testing.T) {
+	dir := testMiniWoBDir()
+	pages, _ := filepath.Glob(filepath.Join(dir, "miniwob", "*.html"))
+	if len(pages) == 0 {
+		t.Skipf("no MiniWoB++ pages in %s: run `make setup` (infra/setup.sh miniwob)", dir)
+	}
+	maxTime := regexp.MustCompile(`core\.EPISODE_MAX_TIME\s*=\s*(\d+)`)
+	var names []string
+	for _, p := range pages {
+		name := strings.TrimSuffix(filepath.Base(p), ".html")
+		names = append(names, name)
+		tk, ok := MiniWoBTaskByName(name)
+		if !ok {
+			t.Errorf("page %s is not in the table", name)
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := MiniWoBDefaultMaxTime
+		if m := maxTime.FindSubmatch(b); m != nil {
+			n, _ := strconv.Atoi(string(m[1]))
+			want = time.Duration(n) * time.Millisecond
+		}
+		if tk.MaxTime != want {
+			t.Errorf("%s: max time %s in the table, %s in the page", name, tk.MaxTime, want)
+		}
+	}
+	for _, tk := range MiniWoBTasks() {
+		if !slices.Contains(names, tk.Name) {
+			t.Errorf("task %s has no page in %s", tk.Name, dir)
+		}
+	}
+}
+
+func TestParseSuite(t *testing.T) {
+	for in, want := range map[string]Suite{"": SuiteBuiltin, "builtin": SuiteBuiltin, "MiniWoB": SuiteMiniWoB, "all": SuiteAll} {
+		if got, err := ParseSuite(in); err != nil || got != want {
+			t.Errorf("ParseSuite(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseSuite("miniwob++"); err == nil {
+		t.Error("an unknown suite parsed")
+	}
+	if n := len(SuiteFamilies(SuiteAll)); n != len(Families())+130 {
+		t.Errorf("suite all has %d families", n)
+	}
+	if fams := SuiteFamilies(SuiteMiniWoB); fams[0].Tier != Easy || fams[len(fams)-1].Tier != Hard {
+		t.Errorf("miniwob families not easy first: %s ... %s", fams[0].Tier, fams[len(fams)-1].Tier)
+	}
+}
+
+func TestPrintMiniWoB(t *testing.T) {
+	var buf bytes.Buffer
+	if err := PrintSuite(&buf, "text", SuiteMiniWoB); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"miniwob/drag-box", "no: " + needsDrag, "miniwob/click-test ", "130 tasks of miniwob 1.1.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q", want)
+		}
+	}
+	buf.Reset()
+	if err := PrintSuite(&buf, "json", SuiteMiniWoB); err != nil {
+		t.Fatal(err)
+	}
+	var fams []FamilyInfo
+	if err := json.Unmarshal(buf.Bytes(), &fams); err != nil || len(fams) != 130 {
+		t.Fatalf("json: %d families, %v", len(fams), err)
+	}
+	for _, f := range fams {
+		if f.Name == "miniwob/hover-shape" && (f.Unsupported != needsHover || f.Suite != SuiteMiniWoB) {
+			t.Errorf("hover-shape: %+v", f)
+		}
+	}
+}
+
+// Every published figure names a task of the benchmark's table, as a
+// share in [0, 1]: a typo would silently drop a row from the comparison.
+func TestMiniWoBPublishedNamesTasks(t *testing.T) {
+	if len(MiniWoBPublished) != 56 {
+		t.Errorf("%d tasks, want the 56 of AutoWebGLM's Table 8", len(MiniWoBPublished))
+	}
+	for task, figs := range MiniWoBPublished {
+		if _, ok := MiniWoBTaskByName(MiniWoBPrefix + task); !ok {
+			t.Errorf("published figures for %q, which is not a MiniWoB++ task", task)
+		}
+		for i, v := range figs {
+			if v < 0 || v > 1 {
+				t.Errorf("%s: %s = %v, want a share in [0, 1]", task, MiniWoBPublishedSources[i].Name, v)
+			}
+		}
+	}
+}
