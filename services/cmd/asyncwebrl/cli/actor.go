@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -18,19 +19,19 @@ func newActor(d deps) (app.Service, error) {
 	a := d.cfg.Actor
 	bflags, err := env.ParseBrowserFlags(a.BrowserFlags)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -browser-flags: %w", err))
 	}
 	mode, err := actor.ParseMode(a.Mode)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	shaping, err := webenv.ParseShaping(a.Shaping)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -shaping: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -shaping: %w", err))
 	}
 	suite, err := catalog.ParseSuite(d.cfg.Suite)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 	}
 	opts := []actor.Option{
 		actor.WithShaping(shaping),

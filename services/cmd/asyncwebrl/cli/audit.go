@@ -11,6 +11,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -31,7 +32,7 @@ func runAudit(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprint(stdout, auditUsage)
 		return nil
 	}
-	cfg, err := parse(args, stdout)
+	cfg, err := cmdkit.Parse(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func runAudit(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	ch := clickhouseConfig(cfg)
+	ch := cmdkit.ClickHouse(cfg)
 	conn, err := analytics.Open(ctx, ch)
 	if err != nil {
 		if analytics.IsUnknownDatabase(err) {

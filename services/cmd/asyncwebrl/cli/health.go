@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 )
 
 const healthUsage = `Usage: asyncwebrl health [--url URL] [--timeout D]
@@ -20,16 +22,16 @@ const healthUsage = `Usage: asyncwebrl health [--url URL] [--timeout D]
 `
 
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, healthUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"url", "timeout"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"url", "timeout"}, nil)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", rest)}
+		return cmdkit.Usage(fmt.Errorf("unexpected arguments %q", rest))
 	}
 	url, timeout := "http://127.0.0.1:7070/healthz", 3*time.Second
 	if v, ok := vals["url"]; ok {
@@ -37,14 +39,14 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if v, ok := vals["timeout"]; ok {
 		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
-			return usageError{fmt.Errorf("invalid --timeout %q: want a positive duration like 3s", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --timeout %q: want a positive duration like 3s", v))
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return usageError{fmt.Errorf("invalid --url %q: %w", url, err)}
+		return cmdkit.Usage(fmt.Errorf("invalid --url %q: %w", url, err))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 )
 
 // health exits 0 on 200 (degraded included: the process rides an outage
@@ -41,7 +43,7 @@ func TestHealth(t *testing.T) {
 	if err := runHealth(t.Context(), []string{"--url", url, "--timeout", "1s"}, &strings.Builder{}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "unable to reach") {
 		t.Errorf("a server that is gone: %v", err)
 	}
-	var ue usageError
+	var ue cmdkit.UsageError
 	if err := runHealth(t.Context(), []string{"--timeout", "soon"}, &strings.Builder{}, &strings.Builder{}); !errors.As(err, &ue) {
 		t.Errorf("a bad timeout: %v, want a usage error", err)
 	}

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"fmt"
 	"os"
-	"strconv"
-	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 )
@@ -20,9 +18,9 @@ import (
 //	ASYNCWEBRL_JOINER_TRANSACTION_TIMEOUT  transaction timeout (15s)
 //	ASYNCWEBRL_JOINER_STALL_TIMEOUT        no commit for this long while input waits rebuilds the Kafka session (60s)
 func newJoiner(d deps) (app.Service, error) {
-	opts, err := joinerOptions(os.Getenv)
+	opts, err := cmdkit.JoinerOptions(os.Getenv)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	opts = append(opts,
 		joiner.WithLogger(d.log.With("service", "joiner")),
@@ -30,42 +28,4 @@ func newJoiner(d deps) (app.Service, error) {
 		joiner.WithInstanceID(d.cfg.InstanceID),
 	)
 	return joiner.New(d.cfg, d.kafka, d.catalog, opts...)
-}
-
-func joinerOptions(getenv func(string) string) ([]joiner.Option, error) {
-	set := joiner.DefaultSettings()
-	var opts []joiner.Option
-	dur := func(name string, apply func(time.Duration)) error {
-		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("invalid %s=%q: want a positive duration", name, v)
-			}
-			apply(d)
-		}
-		return nil
-	}
-	num := func(name string, apply func(uint64)) error {
-		if v := getenv(name); v != "" {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return fmt.Errorf("invalid %s=%q: want a non-negative integer", name, v)
-			}
-			apply(n)
-		}
-		return nil
-	}
-	for _, err := range []error{
-		dur("ASYNCWEBRL_JOINER_LATE_WINDOW", func(d time.Duration) { set.Window = d }),
-		num("ASYNCWEBRL_JOINER_MAX_STALENESS", func(n uint64) { set.MaxStaleness = n }),
-		num("ASYNCWEBRL_JOINER_MAX_BATCH", func(n uint64) { opts = append(opts, joiner.WithMaxBatch(int(min(n, 1<<20)))) }),
-		dur("ASYNCWEBRL_JOINER_SESSION_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithSessionTimeout(d)) }),
-		dur("ASYNCWEBRL_JOINER_TRANSACTION_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithTransactionTimeout(d)) }),
-		dur("ASYNCWEBRL_JOINER_STALL_TIMEOUT", func(d time.Duration) { opts = append(opts, joiner.WithStallTimeout(d)) }),
-	} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return append(opts, joiner.WithSettings(set)), nil
 }

@@ -25,6 +25,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -241,7 +242,7 @@ func binaryEnv(t *testing.T) map[string]bool {
 	if _, err := config.Parse(nil, rec, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := joinerOptions(rec); err != nil {
+	if _, err := cmdkit.JoinerOptions(rec); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := recorderOptions(rec); err != nil {

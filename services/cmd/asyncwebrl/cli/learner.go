@@ -5,6 +5,7 @@ import (
 
 	"path/filepath"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
@@ -17,7 +18,7 @@ func newLearner(d deps) (app.Service, error) {
 	var err error
 	if l.Algo != "" {
 		if hp.Algo, err = learner.ParseAlgo(l.Algo); err != nil {
-			return nil, usageError{err}
+			return nil, cmdkit.Usage(err)
 		}
 	}
 	if l.LR > 0 {
@@ -26,7 +27,7 @@ func newLearner(d deps) (app.Service, error) {
 	sampling := learner.FIFO
 	if l.Replay != "" {
 		if sampling, err = learner.ParseSampling(l.Replay); err != nil {
-			return nil, usageError{err}
+			return nil, cmdkit.Usage(err)
 		}
 	}
 	policyName := d.cfg.Actor.PolicyName
@@ -64,7 +65,7 @@ func newLearner(d deps) (app.Service, error) {
 	if l.Curriculum {
 		suite, err := catalog.ParseSuite(d.cfg.Suite)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 		}
 		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite}
 		switch l.MaxTier {

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/bench"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/drill"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/replaycmd"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 )
 
@@ -24,12 +27,6 @@ const (
 	exitRuntime = 1
 	exitUsage   = 2
 )
-
-// usageError marks errors that are the user's to fix (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
 
 // Main runs the binary with args (without the program name) and returns the
 // exit code. Panics below are turned into one error line by the recover in
@@ -48,7 +45,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "asyncwebrl: %s\n", oneLine(err.Error()))
-	var ue usageError
+	var ue cmdkit.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
@@ -68,44 +65,33 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		case "webenv":
 			return runWebenv(ctx, args[1:], stdout, stderr)
 		case "bench":
-			return runBench(ctx, args[1:], stdout, stderr)
+			return bench.Run(ctx, args[1:], stdout, stderr, buildTargets)
 		case "query":
 			return runQuery(ctx, args[1:], stdout, stderr)
 		case "audit":
 			return runAudit(ctx, args[1:], stdout, stderr)
 		case "replay":
-			return runReplay(ctx, args[1:], stdout, stderr)
+			return replaycmd.Run(ctx, args[1:], stdout, stderr)
 		case "health":
 			return runHealth(ctx, args[1:], stdout, stderr)
 		case "policy":
 			return runPolicy(ctx, args[1:], stdout, stderr)
 		case "drill":
-			return runDrill(ctx, args[1:], stdout, stderr)
+			return drill.Run(ctx, args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
 		case "help":
 			return usage(stdout)
 		default:
-			return usageError{fmt.Errorf("unknown command %q (want one of %s, or flags to run targets; see -help)", args[0], strings.Join(config.Subcommands, ", "))}
+			return cmdkit.Usage(fmt.Errorf("unknown command %q (want one of %s, or flags to run targets; see -help)", args[0], strings.Join(config.Subcommands, ", ")))
 		}
 	}
-	cfg, err := parse(args, stdout)
+	cfg, err := cmdkit.Parse(args, stdout)
 	if err != nil {
 		return err
 	}
 	return runTargets(ctx, cfg, stderr)
-}
-
-func parse(args []string, stderr io.Writer) (*config.Config, error) {
-	cfg, err := config.Parse(args, os.Getenv, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageError{err}
-	}
-	return cfg, nil
 }
 
 func usage(w io.Writer) error {
@@ -131,14 +117,6 @@ Usage:
 Run "asyncwebrl -help" for the flags; every flag has an ASYNCWEBRL_* variable.
 `)
 	return nil
-}
-
-func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func oneLine(s string) string {

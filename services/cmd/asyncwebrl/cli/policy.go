@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -47,19 +48,19 @@ Flags: -brokers, -topic-prefix, the Kafka security flags.
 `
 
 func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
+	if len(args) == 0 || cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, policyUsage)
 		if len(args) == 0 {
-			return usageError{errors.New("policy needs a command: features")}
+			return cmdkit.Usage(errors.New("policy needs a command: features"))
 		}
 		return nil
 	}
 	if args[0] != "features" {
-		return usageError{fmt.Errorf("unknown policy command %q (want features)", args[0])}
+		return cmdkit.Usage(fmt.Errorf("unknown policy command %q (want features)", args[0]))
 	}
-	vals, rest, err := subFlags(args[1:], []string{"out", "episode", "step", "count", "policy"}, []string{"outputs", "help", "h"})
+	vals, rest, err := cmdkit.SubFlags(args[1:], []string{"out", "episode", "step", "count", "policy"}, []string{"outputs", "help", "h"})
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if vals["help"] != "" || vals["h"] != "" {
 		fmt.Fprint(stdout, policyUsage)
@@ -67,30 +68,30 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	out := vals["out"]
 	if out == "" {
-		return usageError{errors.New("policy features needs --out FILE.npz")}
+		return cmdkit.Usage(errors.New("policy features needs --out FILE.npz"))
 	}
 	count, step := 1, -1
 	if v := vals["count"]; v != "" {
 		if count, err = strconv.Atoi(v); err != nil || count < 1 {
-			return usageError{fmt.Errorf("invalid --count %q: want a positive number", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --count %q: want a positive number", v))
 		}
 	}
 	if v := vals["step"]; v != "" {
 		if step, err = strconv.Atoi(v); err != nil || step < 0 {
-			return usageError{fmt.Errorf("invalid --step %q: want a non-negative number", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --step %q: want a non-negative number", v))
 		}
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return err
 	}
 	name := cmp.Or(vals["policy"], cfg.Actor.PolicyName, "default")
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	f := kafka.NewFactory(cfg, cfg.Brokers, log)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := catalogOf(cfg, cfg.TopicPrefix)
+	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("policy-features", opts...) }
 
 	w, err := weightstopic.Latest(ctx, newClient, cat.Name(topics.Weights), name, log, nil)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 )
 
 const queryUsage = `Usage: asyncwebrl query [NAME [--since 1h|RFC3339] [--until RFC3339] [--bucket 5m] [--run PREFIX] [--format table|csv|json] [flags]]
@@ -35,22 +36,22 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	name := args[0]
 	q, err := analytics.LookupQuery(name)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
-	vals, rest, err := subFlags(args[1:], []string{"since", "until", "bucket", "run", "format"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args[1:], []string{"since", "until", "bucket", "run", "format"}, nil)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	now := time.Now().UTC()
 	p, format, err := queryParams(vals, now)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return err
 	}
-	ch := clickhouseConfig(cfg)
+	ch := cmdkit.ClickHouse(cfg)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	conn, err := analytics.Open(ctx, ch)

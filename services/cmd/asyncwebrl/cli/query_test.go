@@ -32,20 +32,3 @@ func TestQueryParams(t *testing.T) {
 		}
 	}
 }
-
-func TestSubFlags(t *testing.T) {
-	vals, rest, err := subFlags([]string{"--since", "2h", "-clickhouse-addr", "h:1", "--format=csv", "-keep", "-log-level=debug"},
-		[]string{"since", "format"}, []string{"keep"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if vals["since"] != "2h" || vals["format"] != "csv" || vals["keep"] != "true" {
-		t.Errorf("vals = %v", vals)
-	}
-	if strings.Join(rest, " ") != "-clickhouse-addr h:1 -log-level=debug" {
-		t.Errorf("rest = %v", rest)
-	}
-	if _, _, err := subFlags([]string{"--since"}, []string{"since"}, nil); err == nil {
-		t.Error("a flag without its value was accepted")
-	}
-}

@@ -8,10 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/dashboard"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/recorder"
 )
 
@@ -25,7 +24,7 @@ import (
 func newRecorder(d deps) (app.Service, error) {
 	opts, err := recorderOptions(os.Getenv)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	opts = append(opts,
 		recorder.WithLogger(d.log.With("service", "recorder")),
@@ -33,13 +32,13 @@ func newRecorder(d deps) (app.Service, error) {
 		recorder.WithInstance(d.cfg.InstanceID),
 		recorder.WithFrameSample(d.cfg.RecorderFrameSample),
 	)
-	return recorder.New(d.catalog, clickhouseConfig(d.cfg),
+	return recorder.New(d.catalog, cmdkit.ClickHouse(d.cfg),
 		func(o ...kgo.Opt) (*kgo.Client, error) { return d.kafka.NewClient("recorder", o...) }, opts...)
 }
 
 // newDashboard builds the dashboard target on -dashboard-addr.
 func newDashboard(d deps) (app.Service, error) {
-	return dashboard.New(d.cfg.DashboardAddr, clickhouseConfig(d.cfg),
+	return dashboard.New(d.cfg.DashboardAddr, cmdkit.ClickHouse(d.cfg),
 		dashboard.WithLogger(d.log.With("service", "dashboard"))), nil
 }
 
@@ -68,14 +67,4 @@ func recorderOptions(getenv func(string) string) ([]recorder.Option, error) {
 		opts = append(opts, recorder.WithLinger(t))
 	}
 	return opts, nil
-}
-
-// clickhouseConfig is the one place the ClickHouse password is revealed.
-func clickhouseConfig(c *config.Config) analytics.Config {
-	return analytics.Config{
-		Addr:     c.ClickHouse.Addr,
-		Database: c.ClickHouse.Database,
-		Username: c.ClickHouse.User,
-		Password: c.ClickHouse.Password.Reveal(),
-	}
 }

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -45,7 +44,7 @@ var constructors = map[string]func(d deps) (app.Service, error){
 }
 
 func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	log.Info("starting asyncwebrl", "version", Version, "config", cfg)
 
 	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -68,9 +67,9 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err := factory.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	catalog := catalogOf(cfg, cfg.TopicPrefix)
+	catalog := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	if cfg.ApplyTopics {
-		if err := applyTopics(ctx, factory, catalog, log); err != nil {
+		if err := cmdkit.ApplyTopics(ctx, factory, catalog, log); err != nil {
 			return err
 		}
 	}
@@ -120,27 +119,22 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	case runErr = <-runner.Failed():
 		log.Error("a service failed, shutting down", "err", runErr)
 	}
-	return errors.Join(runErr, shutdown(runner, cfg.StopTimeout, log))
+	return errors.Join(runErr, cmdkit.Shutdown(runner, cfg.StopTimeout, log))
 }
 
-// shutdown stops everything in reverse order under the deadline. When the
-// deadline passes it dumps goroutine stacks to stderr (what was stuck is
-// what an operator needs to see) and reports failure.
-func shutdown(runner *app.Runner, timeout time.Duration, log *slog.Logger) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- runner.Stop(ctx) }()
-	select {
-	case err := <-done:
-		if err == nil {
-			log.Info("stopped cleanly")
+// buildTargets builds the named targets on cfg as runTargets does, with a
+// metrics registry of their own: bench train's pipeline (bench.Pipeline).
+func buildTargets(cfg *config.Config, names []string, log *slog.Logger, f *kafka.Factory, cat *topics.Catalog) ([]app.Service, error) {
+	d := deps{cfg: cfg, log: log, metrics: admin.NewRegistry(), kafka: f, catalog: cat}
+	var services []app.Service
+	for _, name := range names {
+		svc, err := constructors[name](d)
+		if err != nil {
+			return nil, fmt.Errorf("unable to build %s: %w", name, err)
 		}
-		return err
-	case <-ctx.Done():
-		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
-		return fmt.Errorf("unable to stop within %s: goroutine stacks dumped above", timeout)
+		services = append(services, svc)
 	}
+	return services, nil
 }
 
 // brokerGrace: a broker is reported down after this long without an answer,
@@ -161,24 +155,6 @@ func healthWithBrokers(services admin.HealthFunc) admin.HealthFunc {
 		}
 		return err
 	}
-}
-
-func applyTopics(ctx context.Context, f *kafka.Factory, c *topics.Catalog, log *slog.Logger) error {
-	cl, err := f.NewClient("topics")
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	changes, err := topics.Apply(ctx, cl, c)
-	if err != nil {
-		return err
-	}
-	for _, ch := range changes {
-		log.Info("topic changed", "topic", ch.Topic, "action", ch.Action, "detail", ch.Detail)
-	}
-	return nil
 }
 
 // consumerGroups are the consumer groups the targets join (each service

@@ -8,9 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -20,27 +18,8 @@ type errDrift struct{ n int }
 
 func (e errDrift) Error() string { return fmt.Sprintf("%d topic drift(s) from the catalog", e.n) }
 
-// catalogOf is the catalog under prefix with cfg's partitions and
-// replication.
-func catalogOf(cfg *config.Config, prefix string) *topics.Catalog {
-	return topics.New(topics.WithPrefix(prefix), topics.WithPartitions(int32(cfg.TopicPartitions)), topics.WithReplication(int16(cfg.TopicReplication)))
-}
-
-// deleteTopics deletes a benchmark's topics (its prefix is the bench's
-// own); errors are ignored, as at the end of a run nothing can be done.
-func deleteTopics(f *kafka.Factory, cat *topics.Catalog) {
-	cl, err := f.NewClient("bench-topics")
-	if err != nil {
-		return
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cat.Names()...)
-}
-
 func runTopics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
+	if len(args) == 0 || cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, `Usage: asyncwebrl topics apply|check|list [flags]
   apply   create missing topics, add partitions, set configs (idempotent)
   check   report drift from the catalog; exit 1 on drift
@@ -50,11 +29,11 @@ Flags: -brokers, -topic-prefix, -topic-partitions, -topic-replication and the Ka
 		return nil
 	}
 	verb := args[0]
-	cfg, err := parse(args[1:], stdout)
+	cfg, err := cmdkit.Parse(args[1:], stdout)
 	if err != nil {
 		return err
 	}
-	cat := catalogOf(cfg, cfg.TopicPrefix)
+	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	if verb == "list" {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRF\tCLEANUP\tRETENTION\tMAX BYTES\tKEY\tHOLDS")
@@ -73,10 +52,10 @@ Flags: -brokers, -topic-prefix, -topic-partitions, -topic-replication and the Ka
 		return tw.Flush()
 	}
 	if verb != "apply" && verb != "check" {
-		return usageError{fmt.Errorf("unknown topics command %q (want apply, check or list)", verb)}
+		return cmdkit.Usage(fmt.Errorf("unknown topics command %q (want apply, check or list)", verb))
 	}
 	if cfg.Embedded() {
-		return usageError{fmt.Errorf("topics %s needs a real broker: -brokers=embedded exists only inside a running process", verb)}
+		return cmdkit.Usage(fmt.Errorf("topics %s needs a real broker: -brokers=embedded exists only inside a running process", verb))
 	}
 	f := kafka.NewFactory(cfg, cfg.Brokers, nil)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -17,15 +18,15 @@ import (
 func newWebenv(d deps) (app.Service, error) {
 	profile, err := webenv.ParseProfile(d.cfg.Webenv.LatencyProfile)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -latency-profile: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -latency-profile: %w", err))
 	}
 	split, err := catalog.ParseSplit(d.cfg.Webenv.Split)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -webenv-split: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -webenv-split: %w", err))
 	}
 	suite, err := catalog.ParseSuite(d.cfg.Suite)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -suite: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 	}
 	return webenv.New(
 		webenv.WithAddr(d.cfg.WebenvAddr),
@@ -47,16 +48,16 @@ const webenvUsage = `Usage: asyncwebrl webenv families [--suite builtin|miniwob|
 `
 
 func runWebenv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
+	if len(args) == 0 || cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, webenvUsage)
 		return nil
 	}
 	if args[0] != "families" {
-		return usageError{fmt.Errorf("unknown webenv command %q (want families)", args[0])}
+		return cmdkit.Usage(fmt.Errorf("unknown webenv command %q (want families)", args[0]))
 	}
-	vals, rest, err := subFlags(args[1:], []string{"format"}, []string{"help", "h"})
+	vals, rest, err := cmdkit.SubFlags(args[1:], []string{"format"}, []string{"help", "h"})
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if vals["help"] != "" || vals["h"] != "" {
 		fmt.Fprint(stdout, webenvUsage)
@@ -64,17 +65,17 @@ func runWebenv(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	format := cmp.Or(vals["format"], "text")
 	if format != "text" && format != "json" {
-		return usageError{fmt.Errorf("invalid -format %q: want text or json", format)}
+		return cmdkit.Usage(fmt.Errorf("invalid -format %q: want text or json", format))
 	}
 	// -suite is the binary's flag (and ASYNCWEBRL_SUITE): the same parse
 	// as a run, so that a listing shows what a run would serve.
-	cfg, err := parse(rest, stderr)
+	cfg, err := cmdkit.Parse(rest, stderr)
 	if err != nil {
 		return err
 	}
 	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
-		return usageError{fmt.Errorf("invalid -suite: %w", err)}
+		return cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 	}
 	return catalog.PrintSuite(stdout, format, suite)
 }

@@ -1,4 +1,4 @@
-package cli
+package replaycmd
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/services/replay"
@@ -57,26 +58,27 @@ the evaluation.
 
 ` + replayEvalUsage
 
-func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
+// Run is the replay command (args after "replay"): join, train or eval.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, replayUsage)
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("replay needs a command: join, train or eval")}
+			return cmdkit.Usage(fmt.Errorf("replay needs a command: join, train or eval"))
 		}
 		return nil
 	}
 	switch args[0] {
 	case "train":
-		return runReplayTrain(ctx, args[1:], stdout, stderr)
+		return runTrain(ctx, args[1:], stdout, stderr)
 	case "eval":
-		return runReplayEval(ctx, args[1:], stdout, stderr)
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "join":
 	default:
-		return usageError{fmt.Errorf("unknown replay command %q (want join, train or eval)", args[0])}
+		return cmdkit.Usage(fmt.Errorf("unknown replay command %q (want join, train or eval)", args[0]))
 	}
-	vals, rest, err := subFlags(args[1:], []string{"into", "from", "to", "source", "late-window", "max-staleness", "min-stability"}, []string{"raw-reward", "help", "h"})
+	vals, rest, err := cmdkit.SubFlags(args[1:], []string{"into", "from", "to", "source", "late-window", "max-staleness", "min-stability"}, []string{"raw-reward", "help", "h"})
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if vals["help"] != "" || vals["h"] != "" {
 		fmt.Fprint(stdout, replayUsage)
@@ -84,9 +86,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	rc, err := parseReplayJoin(vals)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return err
 	}
@@ -94,14 +96,14 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := catalogOf(cfg, cfg.TopicPrefix)
+	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	var src replay.Source
 	switch rc.source {
 	case "kafka":
 		src = &replay.KafkaSource{NewClient: func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay", opts...) },
 			Catalog: cat, From: rc.from, To: rc.to}
 	case "clickhouse":
-		ch := clickhouseConfig(cfg)
+		ch := cmdkit.ClickHouse(cfg)
 		conn, err := analytics.Open(ctx, ch)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package replay
+package replaycmd
 
 import (
 	"cmp"
@@ -23,8 +23,8 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-// EvalConfig sets up a held-out evaluation.
-type EvalConfig struct {
+// evalConfig sets up a held-out evaluation.
+type evalConfig struct {
 	Config  *config.Config
 	Factory *kafka.Factory
 	// Prefix names the evaluation's own throwaway topics.
@@ -66,17 +66,17 @@ type EvalConfig struct {
 	Log  *slog.Logger
 }
 
-// EvalResult is the greedy success per family on its held-out test site or
+// evalResult is the greedy success per family on its held-out test site or
 // seeds. TimedOut counts episodes the page's own time limit ended, Decayed
 // sums the time-decayed rewards (MiniWoB++ reports its mean beside success).
-type EvalResult struct {
+type evalResult struct {
 	Success, Episodes, Aborted, TimedOut map[string]int
 	Decayed                              map[string]float64
 	Took                                 time.Duration
 }
 
 // MeanDecayed is a family's mean time-decayed reward over its episodes.
-func (r EvalResult) MeanDecayed(family string) float64 {
+func (r evalResult) MeanDecayed(family string) float64 {
 	if r.Episodes[family] == 0 {
 		return 0
 	}
@@ -84,7 +84,7 @@ func (r EvalResult) MeanDecayed(family string) float64 {
 }
 
 // Rate is the overall success rate.
-func (r EvalResult) Rate() float64 {
+func (r evalResult) Rate() float64 {
 	s, n := 0, 0
 	for f, e := range r.Episodes {
 		s += r.Success[f]
@@ -96,12 +96,12 @@ func (r EvalResult) Rate() float64 {
 	return float64(s) / float64(n)
 }
 
-// Evaluate runs the model greedily on the held-out sites: a webenv server
+// evaluate runs the model greedily on the held-out sites: a webenv server
 // of its own, an actor serving onnx with its executors, tasks with known
 // episode ids on throwaway topics, and the done rewards read back. The same
 // config evaluates two models on the same task seeds.
-func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (EvalResult, error) {
-	res := EvalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
+func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (evalResult, error) {
+	res := evalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
 	c.Episodes = cmp.Or(c.Episodes, 10)
 	c.Tier = cmp.Or(c.Tier, catalog.Easy)
@@ -193,55 +193,63 @@ func Evaluate(ctx context.Context, c EvalConfig, name string, onnx []byte) (Eval
 	defer rd.Close()
 	done := map[string]bool{}
 	lastEnd, lastLog := time.Now(), time.Now()
-	for len(done) < len(family) {
-		pctx, pcancel := context.WithDeadline(ctx, lastEnd.Add(c.Stall))
-		fs := rd.PollFetches(pctx)
-		pcancel()
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): %w", name, len(done), len(family), err)
+	l := &kafka.Loop{Name: "replay evaluation rewards", Poller: rd, Log: c.Log,
+		Idle: func() time.Duration { return max(time.Millisecond, time.Until(lastEnd.Add(c.Stall))) },
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			before := len(done)
+			fs.EachRecord(func(r *kgo.Record) {
+				rw, err := eventspb.DecodeReward(r.Value)
+				if err != nil || !rw.GetDone() {
+					return
+				}
+				ep := rw.GetEnvelope().GetEpisodeId()
+				f, ok := family[ep]
+				if !ok || done[ep] {
+					return
+				}
+				done[ep] = true
+				res.Episodes[f]++
+				if rw.GetTimedOut() {
+					res.TimedOut[f]++
+				}
+				res.Decayed[f] += rw.GetDecayedReward()
+				switch {
+				case rw.GetAborted():
+					res.Aborted[f]++
+				case rw.GetSuccess():
+					res.Success[f]++
+				}
+			})
+			// Judged after the records are counted: a poll cut by the stall
+			// deadline may still return episodes that ended just before it.
+			if len(done) > before {
+				lastEnd = time.Now()
+			} else if time.Since(lastEnd) >= c.Stall {
+				return fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): no episode ended for %s", name, len(done), len(family), c.Stall)
+			}
+			if time.Since(lastLog) >= time.Minute {
+				lastLog = time.Now()
+				c.Log.Info("evaluation progress", "policy", name, "done", len(done), "episodes", len(family), "elapsed", time.Since(t0).Round(time.Second))
+			}
+			if len(done) >= len(family) {
+				return kafka.ErrStop
+			}
+			return nil
+		}}
+	if len(done) < len(family) {
+		if err := l.Run(ctx); err != nil {
+			return res, err
 		}
-		before := len(done)
-		fs.EachRecord(func(r *kgo.Record) {
-			rw, err := eventspb.DecodeReward(r.Value)
-			if err != nil || !rw.GetDone() {
-				return
-			}
-			ep := rw.GetEnvelope().GetEpisodeId()
-			f, ok := family[ep]
-			if !ok || done[ep] {
-				return
-			}
-			done[ep] = true
-			res.Episodes[f]++
-			if rw.GetTimedOut() {
-				res.TimedOut[f]++
-			}
-			res.Decayed[f] += rw.GetDecayedReward()
-			switch {
-			case rw.GetAborted():
-				res.Aborted[f]++
-			case rw.GetSuccess():
-				res.Success[f]++
-			}
-		})
-		// Judged after the records are counted: a poll cut by the stall
-		// deadline may still return episodes that ended just before it.
-		if len(done) > before {
-			lastEnd = time.Now()
-		} else if time.Since(lastEnd) >= c.Stall {
-			return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): no episode ended for %s", name, len(done), len(family), c.Stall)
-		}
-		if time.Since(lastLog) >= time.Minute {
-			lastLog = time.Now()
-			c.Log.Info("evaluation progress", "policy", name, "done", len(done), "episodes", len(family), "elapsed", time.Since(t0).Round(time.Second))
-		}
+	}
+	if err := ctx.Err(); err != nil && len(done) < len(family) {
+		return res, fmt.Errorf("unable to finish the evaluation of %s (%d of %d episodes done): %w", name, len(done), len(family), err)
 	}
 	res.Took = time.Since(t0)
 	return res, nil
 }
 
 // Families returns the evaluated families in order.
-func (r EvalResult) Families() []string {
+func (r evalResult) Families() []string {
 	var out []string
 	for f := range r.Episodes {
 		out = append(out, f)

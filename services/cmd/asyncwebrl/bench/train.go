@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -81,40 +81,40 @@ type trainRun struct {
 	propagation []time.Duration
 }
 
-func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	_, err := benchTrain(ctx, args, stdout, stderr)
+func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, build Pipeline) error {
+	_, err := benchTrain(ctx, args, stdout, stderr, build)
 	return err
 }
 
 // benchTrain is bench train, returning its runs.
-func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([]trainRun, error) {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, build Pipeline) ([]trainRun, error) {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := subFlags(args, []string{"modes", "repeat", "target", "window", "tier", "cap"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "repeat", "target", "window", "tier", "cap"}, nil)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	bt, err := parseTrainFlags(vals)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
-	if !flagGiven(rest, "max-tier") {
+	if !cmdkit.FlagGiven(rest, "max-tier") {
 		rest = append([]string{"-max-tier=" + bt.tier.String()}, rest...)
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return nil, err
 	}
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer closeKafka()
-	id := randomID()
+	id := cmdkit.RandomID()
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, cap %s, %d executors, %d cores, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.cap, cfg.Actor.Executors, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
 	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
@@ -124,7 +124,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer) ([
 	for k := range bt.repeat {
 		for _, mode := range bt.modes {
 			fmt.Fprintf(stdout, "run %d of %d, %s: training from random init...\n", k+1, bt.repeat, mode)
-			r, err := trainOnce(ctx, cfg, f, log, quiet, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
+			r, err := trainOnce(ctx, build, cfg, f, log, quiet, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
 			if err != nil {
 				return nil, err
 			}
@@ -191,8 +191,8 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 }
 
 // trainOnce runs the pipeline in one mode on the prefix's fresh topics until
-// the target or the cap.
-func trainOnce(ctx context.Context, base *config.Config, f *kafka.Factory, log, quiet *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
+// the target or the cap; build builds the pipeline.
+func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafka.Factory, log, quiet *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
 	cfg := *base
 	cfg.TopicPrefix, cfg.Loop = prefix, mode
 	cfg.Actor.Mode = "async"
@@ -206,24 +206,21 @@ func trainOnce(ctx context.Context, base *config.Config, f *kafka.Factory, log, 
 	}
 	cfg.WebenvAddr = "127.0.0.1:" + strconv.Itoa(port)
 	cfg.WebenvURL = "http://" + cfg.WebenvAddr
-	cat := catalogOf(&cfg, prefix)
-	if err := applyTopics(ctx, f, cat, quiet); err != nil {
+	cat := cmdkit.Catalog(&cfg, prefix)
+	if err := cmdkit.ApplyTopics(ctx, f, cat, quiet); err != nil {
 		return trainRun{}, err
 	}
 	defer deleteTopics(f, cat)
 
-	d := deps{cfg: &cfg, log: quiet, metrics: admin.NewRegistry(), kafka: f, catalog: cat}
-	var services []app.Service
+	services, err := build(&cfg, []string{"webenv", "actor", "joiner", "learner"}, quiet, f, cat)
+	if err != nil {
+		return trainRun{}, err
+	}
 	var act *actor.Service
-	for _, name := range []string{"webenv", "actor", "joiner", "learner"} {
-		svc, err := constructors[name](d)
-		if err != nil {
-			return trainRun{}, fmt.Errorf("unable to build %s: %w", name, err)
-		}
+	for _, svc := range services {
 		if a, ok := svc.(*actor.Service); ok {
 			act = a
 		}
-		services = append(services, svc)
 	}
 	runner := app.NewRunner(quiet)
 	start := time.Now()
@@ -263,7 +260,7 @@ loop:
 	cpu := (actor.ProcessCPU() - cpu0 + act.BrowserCPU()).Seconds() / wall.Seconds() / float64(runtime.NumCPU())
 	machine := procstat.Util(machine0, procstat.Machine())
 	cancelWatch()
-	stopErr := shutdown(runner, cfg.StopTimeout, log)
+	stopErr := cmdkit.Shutdown(runner, cfg.StopTimeout, log)
 	if runErr != nil {
 		return trainRun{}, fmt.Errorf("unable to finish the %s run: %w", mode, runErr)
 	}
@@ -317,34 +314,35 @@ func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.
 		return err
 	}
 	defer cl.Close()
-	for ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
-		fs.EachRecord(func(r *kgo.Record) {
-			switch r.Topic {
-			case cat.Name(topics.Weights):
-				if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
-					w.mu.Lock()
-					w.newest = max(w.newest, ev.GetVersion())
-					w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
-					w.mu.Unlock()
+	l := &kafka.Loop{Name: "bench train watch", Poller: cl,
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			fs.EachRecord(func(r *kgo.Record) {
+				switch r.Topic {
+				case cat.Name(topics.Weights):
+					if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
+						w.mu.Lock()
+						w.newest = max(w.newest, ev.GetVersion())
+						w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
+						w.mu.Unlock()
+					}
+					return
+				case cat.Name(topics.Actions):
+					if a, err := eventspb.DecodeAction(r.Value); err == nil {
+						w.mu.Lock()
+						w.stats.AddAction(a.GetEnvelope().GetProducer(), a.GetPolicyVersion(), time.Unix(0, a.GetEnvelope().GetProducedAtUnixNano()))
+						w.mu.Unlock()
+					}
+					return
 				}
-				return
-			case cat.Name(topics.Actions):
-				if a, err := eventspb.DecodeAction(r.Value); err == nil {
-					w.mu.Lock()
-					w.stats.AddAction(a.GetEnvelope().GetProducer(), a.GetPolicyVersion(), time.Unix(0, a.GetEnvelope().GetProducedAtUnixNano()))
-					w.mu.Unlock()
+				ep, err := eventspb.DecodeEpisode(r.Value)
+				if err != nil {
+					return
 				}
-				return
-			}
-			ep, err := eventspb.DecodeEpisode(r.Value)
-			if err != nil {
-				return
-			}
-			w.add(ep)
-		})
-	}
-	return nil
+				w.add(ep)
+			})
+			return nil
+		}}
+	return l.Run(ctx)
 }
 
 // add counts an episode and checks the target.

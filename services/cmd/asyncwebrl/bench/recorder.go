@@ -1,9 +1,7 @@
-package cli
+package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -14,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest/recorderload"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 )
 
@@ -38,36 +37,36 @@ func runBenchRecorder(ctx context.Context, args []string, stdout, stderr io.Writ
 
 // benchRecorder is bench recorder, returning its result (nil for -help).
 func benchRecorder(ctx context.Context, args []string, stdout, stderr io.Writer) (*recorderload.BenchResult, error) {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, benchRecorderUsage)
 		return nil, nil
 	}
-	vals, rest, err := subFlags(args, []string{"events", "batch", "min-ratio"}, []string{"keep"})
+	vals, rest, err := cmdkit.SubFlags(args, []string{"events", "batch", "min-ratio"}, []string{"keep"})
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	events, batch, minRatio := 200000, 50000, 0.0
 	for name, dst := range map[string]*int{"events": &events, "batch": &batch} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
-				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --%s %q: want a positive integer", name, v))
 			}
 		}
 	}
 	if v, ok := vals["min-ratio"]; ok {
 		if minRatio, err = strconv.ParseFloat(v, 64); err != nil || minRatio < 0 {
-			return nil, usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v))
 		}
 	}
 	keep := vals["keep"] == "true"
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Embedded() {
-		return nil, usageError{fmt.Errorf("bench recorder needs a real broker (-brokers=embedded has no ClickHouse next to it)")}
+		return nil, cmdkit.Usage(fmt.Errorf("bench recorder needs a real broker (-brokers=embedded has no ClickHouse next to it)"))
 	}
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	f := kafka.NewFactory(cfg, cfg.Brokers, nil)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return nil, err
@@ -78,9 +77,7 @@ func benchRecorder(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return nil, err
 	}
 	defer cl.Close()
-	var id [4]byte
-	_, _ = rand.Read(id[:])
-	catalog := catalogOf(cfg, "bench-recorder-"+hex.EncodeToString(id[:])+".")
+	catalog := cmdkit.Catalog(cfg, "bench-recorder-"+cmdkit.RandomID()+".")
 	if err := recorderload.CreateTopics(ctx, cl, catalog); err != nil {
 		return nil, err
 	}
@@ -101,7 +98,7 @@ func benchRecorder(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "produced in %s; inserting into ClickHouse %s (batch %d)\n", time.Since(t0).Round(time.Millisecond), cfg.ClickHouse.Addr, batch)
 	res, err := recorderload.Bench(ctx, recorderload.BenchConfig{
-		Catalog: catalog, ClickHouse: clickhouseConfig(cfg), NewClient: newClient, BatchRecords: batch, Keep: keep, Log: log,
+		Catalog: catalog, ClickHouse: cmdkit.ClickHouse(cfg), NewClient: newClient, BatchRecords: batch, Keep: keep, Log: log,
 	})
 	if err != nil {
 		return nil, err

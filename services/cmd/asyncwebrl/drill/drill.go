@@ -1,4 +1,4 @@
-package cli
+package drill
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -144,7 +145,7 @@ var drillFaults = []string{"broker", "joiner", "recorder", "learner", "clickhous
 
 func parseDrillFlags(args []string) (drillFlags, []string, error) {
 	d := drillFlags{rate: 300, members: 2, nodes: 3, executors: 4, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
-	vals, rest, err := subFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "executors", "recovery-timeout", "dir", "bin"},
+	vals, rest, err := cmdkit.SubFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "executors", "recovery-timeout", "dir", "bin"},
 		[]string{"synthetic", "private-clickhouse", "keep"})
 	if err != nil {
 		return d, nil, err
@@ -260,9 +261,11 @@ func (r *drillResult) OK() bool {
 	return r.report.OK() && r.audit.OK() && len(r.unclean) == 0 && len(r.selfExits) == 0
 }
 
-func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Run is the drill command (args after "drill"): one drill, or with
+// "matrix" first several schedules, repeated.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "matrix" {
-		return runDrillMatrix(ctx, args[1:], stdout, stderr)
+		return runMatrix(ctx, args[1:], stdout, stderr)
 	}
 	_, err := drill(ctx, args, stdout, stderr)
 	return err
@@ -274,28 +277,28 @@ var errDrillFailed = errors.New("the drill failed (see its verdict above)")
 // drill is the drill command, returning what it found (nil for -help or
 // when it could not run).
 func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drillResult, error) {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, drillUsage)
 		return nil, nil
 	}
 	df, rest, err := parseDrillFlags(args)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
-	ownCluster := !argGiven(rest, "brokers")
-	if ownCluster && !argGiven(rest, "topic-replication") {
+	ownCluster := !cmdkit.ArgGiven(rest, "brokers")
+	if ownCluster && !cmdkit.ArgGiven(rest, "topic-replication") {
 		rest = append(rest, "-topic-replication="+strconv.Itoa(min(3, df.nodes)))
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Embedded() {
-		return nil, usageError{errors.New("drill needs real brokers (omit -brokers for a cluster of its own)")}
+		return nil, cmdkit.Usage(errors.New("drill needs real brokers (omit -brokers for a cluster of its own)"))
 	}
 	for _, f := range df.schedule {
 		if f.name == "broker" && !ownCluster {
-			return nil, usageError{errors.New("the broker fault needs the drill's own cluster: omit -brokers, or leave broker out of --schedule")}
+			return nil, cmdkit.Usage(errors.New("the broker fault needs the drill's own cluster: omit -brokers, or leave broker out of --schedule"))
 		}
 	}
 	if df.bin == "" {
@@ -303,7 +306,7 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 			return nil, fmt.Errorf("unable to find this binary: %w", err)
 		}
 	}
-	id := randomID()
+	id := cmdkit.RandomID()
 	if df.dir == "" {
 		if df.dir, err = os.MkdirTemp("", "asyncwebrl-drill-"+id+"-"); err != nil {
 			return nil, fmt.Errorf("unable to create the drill's directory: %w", err)
@@ -332,19 +335,6 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 	}
 	fmt.Fprintln(stdout, "drill passed: nothing lost, nothing duplicated, every fault recovered")
 	return res, nil
-}
-
-// argGiven reports whether flag name is on the command line (the drill's
-// cluster choice ignores the environment, which a shell may set for other
-// commands).
-func argGiven(args []string, name string) bool {
-	for _, a := range args {
-		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // drillRun is one drill's state.
@@ -429,12 +419,12 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	defer admin.Close()
 	adm := kadm.NewClient(admin)
 
-	d.cat = catalogOf(cfg, "drill_"+d.id+".")
+	d.cat = cmdkit.Catalog(cfg, "drill_"+d.id+".")
 	if _, err := topics.Apply(ctx, admin, d.cat); err != nil {
 		return nil, err
 	}
 	d.db = "drill_" + d.id
-	chCfg := clickhouseConfig(cfg)
+	chCfg := cmdkit.ClickHouse(cfg)
 	chCfg.Database = ""
 	conn, err := analytics.Open(ctx, chCfg)
 	if err != nil {

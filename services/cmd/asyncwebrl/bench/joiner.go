@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -54,26 +55,6 @@ func (e errBenchRatio) Error() string {
 	return fmt.Sprintf("joiner/consume-only ratio %.2f is below --min-ratio %.2f", e.ratio, e.min)
 }
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(stdout, "Usage: asyncwebrl bench report|train|rollout|joiner|recorder [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
-		return nil
-	}
-	switch args[0] {
-	case "train":
-		return runBenchTrain(ctx, args[1:], stdout, stderr)
-	case "report":
-		return runBenchReport(ctx, args[1:], stdout, stderr)
-	case "rollout":
-		return runBenchRollout(ctx, args[1:], stdout, stderr)
-	case "recorder":
-		return runBenchRecorder(ctx, args[1:], stdout, stderr)
-	case "joiner":
-		return runBenchJoiner(ctx, args[1:], stdout, stderr)
-	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want report, train, rollout, joiner or recorder)", args[0])}
-}
-
 func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_, err := benchJoiner(ctx, args, stdout, stderr)
 	return err
@@ -89,23 +70,23 @@ type joinerSummary struct {
 // benchJoiner is bench joiner, returning its medians.
 func benchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) (joinerSummary, error) {
 	var none joinerSummary
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, benchUsage)
 		return none, nil
 	}
 	bf, rest, err := benchFlags(args)
 	if err != nil {
-		return none, usageError{err}
+		return none, cmdkit.Usage(err)
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return none, err
 	}
-	opts, err := joinerOptions(os.Getenv)
+	opts, err := cmdkit.JoinerOptions(os.Getenv)
 	if err != nil {
-		return none, usageError{err}
+		return none, cmdkit.Usage(err)
 	}
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	f, closeKafka, err := kafka.Connect(cfg, nil)
 	if err != nil {
 		return none, err

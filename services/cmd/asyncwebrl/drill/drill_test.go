@@ -1,4 +1,4 @@
-package cli
+package drill
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 )
 
 func TestParseDrillFlags(t *testing.T) {
@@ -64,8 +65,8 @@ func TestDrillMatrixRuns(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"--runs", "nosuch"}, {"--repeat", "0"}, {"--schedule", "broker@1s"}, {"--keep"}} {
-		err := runDrillMatrix(t.Context(), bad, io.Discard, io.Discard)
-		var ue usageError
+		err := runMatrix(t.Context(), bad, io.Discard, io.Discard)
+		var ue cmdkit.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", bad, err)
 		}

@@ -1,4 +1,4 @@
-package cli
+package drill
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 )
 
 const drillMatrixUsage = `Usage: asyncwebrl drill matrix [--repeat N] [--runs a,b,...] [--dir DIR] [drill flags]
@@ -48,19 +49,19 @@ var drillMatrix = []matrixRun{
 		"--schedule", "broker@20s,joiner@50s,recorder@80s,learner@110s,actor@140s,chromium@170s,clickhouse@200s"}},
 }
 
-func runDrillMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, drillMatrixUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"repeat", "runs", "dir"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"repeat", "runs", "dir"}, nil)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	repeat := 5
 	if v, ok := vals["repeat"]; ok {
 		if repeat, err = strconv.Atoi(v); err != nil || repeat < 1 {
-			return usageError{fmt.Errorf("invalid --repeat %q: want a positive integer", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --repeat %q: want a positive integer", v))
 		}
 	}
 	runs := drillMatrix
@@ -69,14 +70,14 @@ func runDrillMatrix(ctx context.Context, args []string, stdout, stderr io.Writer
 		for _, name := range strings.Split(v, ",") {
 			i := matrixIndex(name)
 			if i < 0 {
-				return usageError{fmt.Errorf("invalid --runs item %q: want one of %s", name, strings.Join(names(drillMatrix), ", "))}
+				return cmdkit.Usage(fmt.Errorf("invalid --runs item %q: want one of %s", name, strings.Join(names(drillMatrix), ", ")))
 			}
 			runs = append(runs, drillMatrix[i])
 		}
 	}
 	for _, n := range []string{"schedule", "dir", "keep"} {
-		if argGiven(rest, n) {
-			return usageError{fmt.Errorf("flag --%s is the matrix's own per run", n)}
+		if cmdkit.ArgGiven(rest, n) {
+			return cmdkit.Usage(fmt.Errorf("flag --%s is the matrix's own per run", n))
 		}
 	}
 	dir := vals["dir"]

@@ -1,14 +1,11 @@
-package cli
+package bench
 
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -84,13 +82,13 @@ func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Write
 
 // benchRollout is bench rollout, returning its summaries.
 func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) ([]rolloutSummary, error) {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, benchRolloutUsage)
 		return nil, nil
 	}
-	vals, rest, err := subFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat", "suites"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"profile", "executors", "browsers", "duration", "warmup", "min-ratio", "modes", "repeat", "suites"}, nil)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	profile, browsers, repeat := "web", 0, 1
 	duration, warmup, minRatio := 60*time.Second, 10*time.Second, 0.0
@@ -99,25 +97,25 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	counts, err := parseCounts(cmp.Or(vals["executors"], "8"))
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	for name, dst := range map[string]*int{"browsers": &browsers, "repeat": &repeat} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
-				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive integer", name, v)}
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --%s %q: want a positive integer", name, v))
 			}
 		}
 	}
 	for name, dst := range map[string]*time.Duration{"duration": &duration, "warmup": &warmup} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = time.ParseDuration(v); err != nil || *dst < 0 || (name == "duration" && *dst == 0) {
-				return nil, usageError{fmt.Errorf("invalid --%s %q: want a positive duration like 30s", name, v)}
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --%s %q: want a positive duration like 30s", name, v))
 			}
 		}
 	}
 	if v, ok := vals["min-ratio"]; ok {
 		if minRatio, err = strconv.ParseFloat(v, 64); err != nil || minRatio < 0 {
-			return nil, usageError{fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid --min-ratio %q: want a non-negative number", v))
 		}
 	}
 	modes := []actor.Mode{actor.ModeAsync, actor.ModeSync}
@@ -129,7 +127,7 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				mode, err = modeAsyncPairs, nil
 			}
 			if err != nil {
-				return nil, usageError{fmt.Errorf("invalid --modes %q: %w (or async-pairs)", v, err)}
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --modes %q: %w (or async-pairs)", v, err))
 			}
 			if !slices.Contains(modes, mode) {
 				modes = append(modes, mode)
@@ -137,59 +135,59 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if len(modes) == 0 {
-		return nil, usageError{fmt.Errorf("invalid --modes %q: name at least one mode", vals["modes"])}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid --modes %q: name at least one mode", vals["modes"]))
 	}
 	if minRatio > 0 && (!slices.Contains(modes, actor.ModeAsync) || !slices.Contains(modes, actor.ModeSync)) {
-		return nil, usageError{fmt.Errorf("--min-ratio needs the async and sync modes in --modes")}
+		return nil, cmdkit.Usage(fmt.Errorf("--min-ratio needs the async and sync modes in --modes"))
 	}
 	var profs []webenv.Profile
 	for _, name := range config.SplitList(profile) {
 		prof, err := webenv.ParseProfile(name)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, cmdkit.Usage(err)
 		}
 		profs = append(profs, prof)
 	}
 	if len(profs) == 0 {
-		return nil, usageError{fmt.Errorf("invalid --profile %q: name at least one profile", profile)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid --profile %q: name at least one profile", profile))
 	}
 	if minRatio > 0 && len(profs) > 1 {
-		return nil, usageError{fmt.Errorf("--min-ratio judges one profile; got %d", len(profs))}
+		return nil, cmdkit.Usage(fmt.Errorf("--min-ratio judges one profile; got %d", len(profs)))
 	}
 	// The embedded broker unless brokers are configured on purpose.
 	if !brokersGiven(rest) {
 		rest = append([]string{"-brokers=" + "embedded"}, rest...)
 	}
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return nil, err
 	}
 	sets, err := parseTaskSets(cmp.Or(vals["suites"], cfg.Suite))
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdkit.Usage(err)
 	}
 	if minRatio > 0 && len(sets) > 1 {
-		return nil, usageError{fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets))}
+		return nil, cmdkit.Usage(fmt.Errorf("--min-ratio judges one task set; got %d in --suites", len(sets)))
 	}
 	if minRatio > 0 && len(counts) > 1 {
-		return nil, usageError{fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts))}
+		return nil, cmdkit.Usage(fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts)))
 	}
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer closeKafka()
-	cat := catalogOf(cfg, "bench_rollout_"+randomID()+"_")
-	if err := applyTopics(ctx, f, cat, quiet); err != nil {
+	cat := cmdkit.Catalog(cfg, "bench_rollout_"+cmdkit.RandomID()+"_")
+	if err := cmdkit.ApplyTopics(ctx, f, cat, quiet); err != nil {
 		return nil, err
 	}
 	defer deleteTopics(f, cat)
 
 	bflags, err := env.ParseBrowserFlags(cfg.Actor.BrowserFlags)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid -browser-flags: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -browser-flags: %w", err))
 	}
 	var sums []rolloutSummary
 	for _, prof := range profs {
@@ -478,23 +476,7 @@ func printRolloutSummary(stdout io.Writer, sums []rolloutSummary, modes []actor.
 
 // brokersGiven reports whether -brokers is on the command line or in the
 // environment.
-func brokersGiven(args []string) bool { return flagGiven(args, "brokers") }
-
-// flagGiven reports whether the binary's flag name is on the command line
-// or its ASYNCWEBRL_* variable is set: a benchmark's default for it must
-// not override the user's.
-func flagGiven(args []string, name string) bool {
-	if os.Getenv("ASYNCWEBRL_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) != "" {
-		return true
-	}
-	for _, a := range args {
-		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && n == name {
-			return true
-		}
-	}
-	return false
-}
+func brokersGiven(args []string) bool { return cmdkit.FlagGiven(args, "brokers") }
 
 // taskSet is one entry of --suites: a suite's schedulable tasks up to a
 // tier.
@@ -590,11 +572,4 @@ func benchKafka(ctx context.Context, cfg *config.Config, log *slog.Logger) (*kaf
 		return nil, nil, err
 	}
 	return f, closeKafka, nil
-}
-
-// randomID is 8 hex digits: a benchmark's topics and groups are its own.
-func randomID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -1,4 +1,4 @@
-package cli
+package replaycmd
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
-	"github.com/asyncwebrl/asyncwebrl/services/replay"
 )
 
 // TestEvalGroups checks what replay eval evaluates for --suite, --tasks,
@@ -36,13 +36,13 @@ func TestEvalGroups(t *testing.T) {
 		{"unknown tier", nil, "", "easy,impossible", "invalid --tiers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := parse(tc.args, io.Discard)
+			cfg, err := cmdkit.Parse(tc.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
 			groups, err := evalGroups(cfg, tc.tasks, tc.tiers)
 			if err != nil {
-				var ue usageError
+				var ue cmdkit.UsageError
 				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("error %v, want a usage error with %q", err, tc.want)
 				}
@@ -79,38 +79,37 @@ func TestEvalGroups(t *testing.T) {
 	}
 }
 
-// Bad --suite and --tasks are usage errors found before a broker is needed.
-func TestSuiteFlagsRejected(t *testing.T) {
+// Bad flags of replay eval, --suite and --tasks among them, are usage
+// errors found before a broker is needed.
+func TestEvalFlagsRejected(t *testing.T) {
 	ctx := t.Context()
 	for _, args := range [][]string{
 		{"--suite", "miniwob++"},
 		{"--suite", "miniwob", "--tasks", "drag-box"},
 		{"--suite", "miniwob", "--tasks", "no-such-task"},
 		{"--tasks", ","},
+		{"--tiers", "easy,impossible"},
+		{"--episodes", "0"},
+		{"--seed-base", "-5"},
 	} {
-		err := runReplayEval(ctx, args, io.Discard, io.Discard)
-		var ue usageError
+		err := runEval(ctx, args, io.Discard, io.Discard)
+		var ue cmdkit.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("replay eval %q: %v, want a usage error", args, err)
 		}
-	}
-	err := runBenchRollout(ctx, []string{"-suite=bogus"}, io.Discard, io.Discard)
-	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "invalid -suite") {
-		t.Errorf("bench rollout -suite=bogus: %v, want a usage error", err)
 	}
 }
 
 // A MiniWoB++ table sets the published success rates beside ours, with
 // their citations, and "-" for a task no source reports.
 func TestEvalTablePublishedColumns(t *testing.T) {
-	res := replay.EvalResult{
+	res := evalResult{
 		Success:  map[string]int{"miniwob/login-user": 45, "miniwob/click-test-transfer": 3},
 		Episodes: map[string]int{"miniwob/login-user": 50, "miniwob/click-test-transfer": 4},
 		TimedOut: map[string]int{}, Decayed: map[string]float64{"miniwob/login-user": 40},
 	}
 	var b strings.Builder
-	writeEvalTable(&b, catalog.Easy, []replay.EvalResult{res}, func(int) string { return "default v9" })
+	writeEvalTable(&b, catalog.Easy, []evalResult{res}, func(int) string { return "default v9" })
 	md := b.String()
 	for _, want := range []string{
 		"| AutoWebGLM (published) | HTML-T5-XL (published) | WebN-T5-XL (published) |",

@@ -1,4 +1,4 @@
-package cli
+package replaycmd
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
-	"github.com/asyncwebrl/asyncwebrl/services/replay"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	vals, rest, err := subFlags(args, []string{"transitions", "policy-name", "live-policy", "eval-episodes"}, []string{"success-only", "help", "h"})
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	vals, rest, err := cmdkit.SubFlags(args, []string{"transitions", "policy-name", "live-policy", "eval-episodes"}, []string{"success-only", "help", "h"})
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if vals["help"] != "" || vals["h"] != "" {
 		fmt.Fprint(stdout, replayUsage)
@@ -32,7 +32,7 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	topic := vals["transitions"]
 	if topic == "" {
-		return usageError{fmt.Errorf("replay train needs --transitions TOPIC")}
+		return cmdkit.Usage(fmt.Errorf("replay train needs --transitions TOPIC"))
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
 	name := vals["policy-name"]
@@ -46,37 +46,37 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 	episodes := 10
 	if v := vals["eval-episodes"]; v != "" {
 		if episodes, err = strconv.Atoi(v); err != nil || episodes < 1 {
-			return usageError{fmt.Errorf("invalid --eval-episodes %q: want a positive number", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --eval-episodes %q: want a positive number", v))
 		}
 	}
 	successOnly := vals["success-only"] == "true"
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	f := kafka.NewFactory(cfg, cfg.Brokers, log)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := catalogOf(cfg, cfg.TopicPrefix)
+	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	l := cfg.Learner
 	hp := learner.DefaultHyper()
 	if hp.Algo, err = learner.ParseAlgo(l.Algo); err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if l.LR > 0 {
 		hp.LR = l.LR
 	}
 	sampling, err := learner.ParseSampling(l.Replay)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	svc, err := learner.New(cfg, f, cat, learner.WithLogger(log), learner.WithMetrics(prometheus.NewRegistry()),
 		learner.WithPolicyName(name), learner.WithInstanceID("replay-train"), learner.WithHyper(hp), learner.WithSampling(sampling),
 		learner.WithBatchSize(l.BatchSize), learner.WithReplayRatio(l.ReplayRatio))
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	fmt.Fprintf(stdout, "replay train: %s from %s (algo %s, success only %v)\n", name, topic, hp.Algo, successOnly)
 	tr, err := svc.TrainOffline(ctx, topic, successOnly, func(s string) { fmt.Fprintln(stdout, "  "+s) })
@@ -90,15 +90,15 @@ func runReplayTrain(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	ec := replay.EvalConfig{Config: cfg, Factory: f, Episodes: episodes, SeedBase: 900000, Executors: cfg.Actor.Executors, Log: log}
+	ec := evalConfig{Config: cfg, Factory: f, Episodes: episodes, SeedBase: 900000, Executors: cfg.Actor.Executors, Log: log}
 	fmt.Fprintf(stdout, "evaluating %s and %s v%d on the held-out easy sites, %d episodes per family each\n", name, live, liveVersion, episodes)
 	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-new."
-	newRes, err := replay.Evaluate(ctx, ec, name, tr.ONNX)
+	newRes, err := evaluate(ctx, ec, name, tr.ONNX)
 	if err != nil {
 		return err
 	}
 	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-live."
-	liveRes, err := replay.Evaluate(ctx, ec, live, liveONNX)
+	liveRes, err := evaluate(ctx, ec, live, liveONNX)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
-package cli
+package bench
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 )
@@ -30,27 +32,9 @@ func TestBenchFlags(t *testing.T) {
 	}
 }
 
-func TestJoinerOptionsFromEnv(t *testing.T) {
-	env := map[string]string{"ASYNCWEBRL_JOINER_LATE_WINDOW": "45s", "ASYNCWEBRL_JOINER_MAX_STALENESS": "4"}
-	opts, err := joinerOptions(func(k string) string { return env[k] })
-	if err != nil || len(opts) != 1 {
-		t.Fatalf("%d options, %v", len(opts), err)
-	}
-	for k, v := range map[string]string{"ASYNCWEBRL_JOINER_LATE_WINDOW": "-3s", "ASYNCWEBRL_JOINER_MAX_STALENESS": "many", "ASYNCWEBRL_JOINER_SESSION_TIMEOUT": "soon"} {
-		if _, err := joinerOptions(func(key string) string {
-			if key == k {
-				return v
-			}
-			return ""
-		}); err == nil || !strings.Contains(err.Error(), k) {
-			t.Errorf("%s=%s: %v", k, v, err)
-		}
-	}
-}
-
-// Bad flags of bench rollout and replay eval are usage errors, found before
-// anything starts (no browser, broker or webenv is needed to reject them).
-func TestRolloutAndEvalFlagsRejected(t *testing.T) {
+// Bad flags of bench rollout are usage errors, found before anything
+// starts (no browser, broker or webenv is needed to reject them).
+func TestRolloutFlagsRejected(t *testing.T) {
 	ctx := t.Context()
 	for _, args := range [][]string{
 		{"--modes", "async,bogus"},
@@ -72,22 +56,15 @@ func TestRolloutAndEvalFlagsRejected(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		err := runBenchRollout(ctx, args, &out, &errb)
-		var ue usageError
+		var ue cmdkit.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("bench rollout %q: %v, want a usage error", args, err)
 		}
 	}
-	for _, args := range [][]string{
-		{"--tiers", "easy,impossible"},
-		{"--episodes", "0"},
-		{"--seed-base", "-5"},
-	} {
-		var out, errb strings.Builder
-		err := runReplayEval(ctx, args, &out, &errb)
-		var ue usageError
-		if !errors.As(err, &ue) {
-			t.Errorf("replay eval %q: %v, want a usage error", args, err)
-		}
+	err := runBenchRollout(ctx, []string{"-suite=bogus"}, io.Discard, io.Discard)
+	var ue cmdkit.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "invalid -suite") {
+		t.Errorf("bench rollout -suite=bogus: %v, want a usage error", err)
 	}
 }
 
@@ -185,8 +162,8 @@ func TestBenchTrainFlags(t *testing.T) {
 		{"--window", "x"},
 	} {
 		var out, errb strings.Builder
-		var ue usageError
-		if err := runBenchTrain(t.Context(), args, &out, &errb); !errors.As(err, &ue) {
+		var ue cmdkit.UsageError
+		if err := runBenchTrain(t.Context(), args, &out, &errb, nil); !errors.As(err, &ue) {
 			t.Errorf("bench train %q: %v, want a usage error", args, err)
 		}
 	}
@@ -279,8 +256,8 @@ func TestBenchReportPlots(t *testing.T) {
 		t.Fatalf("sections %v, %v", got, err)
 	}
 	var out, errb strings.Builder
-	var ue usageError
-	if err := runBenchReport(t.Context(), []string{"--sections", "train,sightseeing"}, &out, &errb); !errors.As(err, &ue) {
+	var ue cmdkit.UsageError
+	if err := runBenchReport(t.Context(), []string{"--sections", "train,sightseeing"}, &out, &errb, nil); !errors.As(err, &ue) {
 		t.Fatalf("an unknown section: %v, want a usage error", err)
 	}
 

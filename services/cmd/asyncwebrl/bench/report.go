@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter/chart"
 )
@@ -55,20 +56,20 @@ var reportSections = []reportSection{
 	{"recorder", []string{"--events", "50000"}},
 }
 
-func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
+func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer, build Pipeline) error {
+	if cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, benchReportUsage)
 		return nil
 	}
-	vals, rest, err := subFlags(args, []string{"sections"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"sections"}, nil)
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	want, err := parseSections(vals["sections"])
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
-	cfg, err := parse(rest, io.Discard)
+	cfg, err := cmdkit.Parse(rest, io.Discard)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer
 			}
 		case "train":
 			var runs []trainRun
-			if runs, secErr = benchTrain(ctx, cmdArgs, w, stderr); len(runs) > 0 {
+			if runs, secErr = benchTrain(ctx, cmdArgs, w, stderr, build); len(runs) > 0 {
 				secErr = errors.Join(secErr, trainPlots(&doc, dir, runs))
 			}
 		case "joiner":

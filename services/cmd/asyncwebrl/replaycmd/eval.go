@@ -1,4 +1,4 @@
-package cli
+package replaycmd
 
 import (
 	"cmp"
@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
-	"github.com/asyncwebrl/asyncwebrl/services/replay"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -44,10 +44,10 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
 Flags: -brokers, -topic-prefix, -executors, -miniwob-dir, the Kafka security flags.
 `
 
-func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	vals, rest, err := subFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "keep", "help", "h"})
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	vals, rest, err := cmdkit.SubFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "keep", "help", "h"})
 	if err != nil {
-		return usageError{err}
+		return cmdkit.Usage(err)
 	}
 	if vals["help"] != "" || vals["h"] != "" {
 		fmt.Fprint(stdout, replayEvalUsage)
@@ -56,17 +56,17 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	episodes, seedBase := 10, int64(700000)
 	if v := vals["episodes"]; v != "" {
 		if episodes, err = strconv.Atoi(v); err != nil || episodes < 1 {
-			return usageError{fmt.Errorf("invalid --episodes %q: want a positive number", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --episodes %q: want a positive number", v))
 		}
 	}
 	if v := vals["seed-base"]; v != "" {
 		if seedBase, err = strconv.ParseInt(v, 10, 64); err != nil || seedBase < 0 {
-			return usageError{fmt.Errorf("invalid --seed-base %q: want a non-negative number", v)}
+			return cmdkit.Usage(fmt.Errorf("invalid --seed-base %q: want a non-negative number", v))
 		}
 	}
 	// --suite is the binary's -suite (config.Parse reads it from rest): the
 	// same flag and env var as the run that trained the policy.
-	cfg, err := parse(rest, stdout)
+	cfg, err := cmdkit.Parse(rest, stdout)
 	if err != nil {
 		return err
 	}
@@ -75,12 +75,12 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	policy := cmp.Or(vals["policy"], cfg.Actor.PolicyName, "default")
-	log := newLogger(cfg, stderr)
+	log := cmdkit.NewLogger(cfg, stderr)
 	f := kafka.NewFactory(cfg, cfg.Brokers, log)
 	if err := f.Ping(ctx, 10*time.Second); err != nil {
 		return err
 	}
-	cat := catalogOf(cfg, cfg.TopicPrefix)
+	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
 	onnx, version, err := latestModel(ctx, f, cat, policy, log)
 	if err != nil {
 		return err
@@ -114,17 +114,17 @@ func runReplayEval(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
 		cfg.Suite, strings.Join(where, "; "), episodes, policy, version, cat.Name(topics.Weights))
 	for _, g := range groups {
-		res := make([]replay.EvalResult, len(models))
+		res := make([]evalResult, len(models))
 		for i, m := range models {
 			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
-			ec := replay.EvalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
+			ec := evalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
 				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i),
 				Sampled: m.onnx == nil, Keep: vals["keep"] == "true"}
 			name := policy
 			if m.onnx == nil {
 				name = "random-init"
 			}
-			if res[i], err = replay.Evaluate(ctx, ec, name, m.onnx); err != nil {
+			if res[i], err = evaluate(ctx, ec, name, m.onnx); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "  %s: %.0f%% in %s\n", m.label, 100*res[i].Rate(), res[i].Took.Round(time.Second))
@@ -150,16 +150,16 @@ type evalGroup struct {
 func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error) {
 	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("invalid --suite: %w", err)}
+		return nil, cmdkit.Usage(fmt.Errorf("invalid --suite: %w", err))
 	}
 	var fams []catalog.FamilyInfo
 	var tiers []catalog.Tier
 	if tasks != "" {
 		if fams, err = catalog.SelectFamilies(suite, config.SplitList(tasks)); err != nil {
-			return nil, usageError{fmt.Errorf("invalid --tasks: %w", err)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid --tasks: %w", err))
 		}
 		if len(fams) == 0 {
-			return nil, usageError{fmt.Errorf("invalid --tasks %q: name at least one task", tasks)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid --tasks %q: name at least one task", tasks))
 		}
 		for _, f := range fams {
 			if !slices.Contains(tiers, f.Tier) {
@@ -170,12 +170,12 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 	} else {
 		maxTier, err := catalog.ParseTier(cmp.Or(cfg.Learner.MaxTier, "hard"))
 		if err != nil {
-			return nil, usageError{fmt.Errorf("invalid -max-tier: %w", err)}
+			return nil, cmdkit.Usage(fmt.Errorf("invalid -max-tier: %w", err))
 		}
 		for _, s := range strings.Split(cmp.Or(tierList, "easy,medium"), ",") {
 			t, err := catalog.ParseTier(strings.TrimSpace(s))
 			if err != nil {
-				return nil, usageError{fmt.Errorf("invalid --tiers: %w", err)}
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --tiers: %w", err))
 			}
 			// The default stops at the tier the run trained up to;
 			// tiers asked for by name are evaluated.
@@ -199,7 +199,7 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 		}
 	}
 	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("no task of suite %s in tiers %v to evaluate", suite, tiers)}
+		return nil, cmdkit.Usage(fmt.Errorf("no task of suite %s in tiers %v to evaluate", suite, tiers))
 	}
 	return out, nil
 }
@@ -207,7 +207,7 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 // writeEvalTable writes one tier's table: per task, each model's greedy
 // success, and for MiniWoB++ tasks the mean time-decayed reward and the
 // timeouts (the figures MiniWoB++ results report beside success).
-func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []replay.EvalResult, label func(int) string) {
+func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, label func(int) string) {
 	miniwob := false
 	for _, fam := range res[0].Families() {
 		miniwob = miniwob || catalog.IsMiniWoB(fam)
