@@ -6,7 +6,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 )
 
-// TableFrames holds model-resolution frames by content hash
+// TableFrames holds wire frames by content hash
 // (migrations/0008_frames.sql).
 const TableFrames = "frames"
 

@@ -122,7 +122,7 @@ func WithPartitions(n int32) Option {
 func New(opts ...Option) *Catalog {
 	c := &Catalog{Specs: []Spec{
 		{Name: Tasks, Key: "task id", Doc: "task assignments: site, family, seed, tier, group", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Task"},
-		{Name: Obs, Key: "episode id", Doc: "observations: model-resolution frame, url, elements, stability", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 4 * mib, Message: "asyncwebrl.v1.Observation"},
+		{Name: Obs, Key: "episode id", Doc: "observations: wire frame, url, elements, stability", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 4 * mib, Message: "asyncwebrl.v1.Observation"},
 		{Name: Actions, Key: "episode id", Doc: "actions with log-prob, value, policy version, inference latency", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Action"},
 		{Name: Rewards, Key: "episode id", Doc: "rewards, done, success, rubric facts met", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Reward"},
 		{Name: Telemetry, Key: "actor id", Doc: "executor time split: observe, think, act, wait, idle", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Telemetry"},

@@ -17,7 +17,7 @@ import (
 
 // The recorded episodes of EpisodeDataset: their frames are FrameW x FrameH
 // JPEGs, each of one colour (FrameColors, by step), and the page's two
-// elements b1 and b2 sit at Boxes (model-resolution pixels, [x, y, w, h]).
+// elements b1 and b2 sit at Boxes (wire-frame pixels, [x, y, w, h]).
 const (
 	FrameW = 160
 	FrameH = 120

@@ -1,13 +1,13 @@
 -- Trajectories you can look at (issue 20).
 --
--- obs keeps each element's bid and box (model-resolution frame pixels,
+-- obs keeps each element's bid and box (wire-frame pixels,
 -- [x, y, w, h]), in the observation's element order, so that the dashboard
 -- can outline the element an action names (actions.bid). Rows recorded
 -- before this migration read empty arrays: their steps show no outline.
 ALTER TABLE {db}.obs ADD COLUMN element_bids Array(String) AFTER elements;
 ALTER TABLE {db}.obs ADD COLUMN element_boxes Array(Array(Float32)) AFTER element_bids;
 
--- frames: the model-resolution frames (JPEG as the actor encodes them) of
+-- frames: the wire frames (JPEG as the actor encodes them) of
 -- every greedy evaluation episode and of a deterministic sample of the
 -- others (the recorder's -recorder-frame-sample, 1 in 20 by default),
 -- keyed by content: hash is the hex sha256 of bytes, the obs row's

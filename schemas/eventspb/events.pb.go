@@ -8,7 +8,7 @@
 //
 // Units: times are int64 unix nanoseconds (`*_unix_nano`), durations carry
 // their unit in the name (_ms, _us). Coordinates and boxes are in pixels of
-// the model-resolution frame (Observation.width x Observation.height), origin
+// the wire frame (Observation.frame, Observation.width x height), origin
 // top-left; actors convert to CSS pixels.
 //
 // Regenerate the Go code with schemas/gen.sh.
@@ -713,7 +713,7 @@ func (x *Task) GetDemo() bool {
 	return false
 }
 
-// Axis-aligned box in model-resolution frame pixels.
+// Axis-aligned box in wire-frame pixels.
 type Box struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	X             float32                `protobuf:"fixed32,1,opt,name=x,proto3" json:"x,omitempty"`
@@ -992,11 +992,12 @@ type Observation struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Envelope *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
 	Task     *TaskRef               `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	// Screenshot at model resolution, compressed as frame_format.
+	// The wire frame: the screenshot area-resized to at most 128 pixels a
+	// side (the actor's default), compressed as frame_format.
 	Frame []byte `protobuf:"bytes,5,opt,name=frame,proto3" json:"frame,omitempty"`
 	// "png" or "jpeg".
 	FrameFormat string `protobuf:"bytes,6,opt,name=frame_format,json=frameFormat,proto3" json:"frame_format,omitempty"`
-	// Frame size in pixels (model resolution).
+	// Wire-frame size in pixels.
 	Width  uint32 `protobuf:"varint,7,opt,name=width,proto3" json:"width,omitempty"`
 	Height uint32 `protobuf:"varint,8,opt,name=height,proto3" json:"height,omitempty"`
 	// Claim check: hex sha256 of the full-resolution screenshot in the

@@ -26,8 +26,8 @@
 //
 // # Events (key: episode id; telemetry: actor id)
 //
-//   - obs at step t for s_t: the model-resolution frame (JPEG or PNG, boxes
-//     in its pixels), elements set-of-marks style (bid, role, text, box,
+//   - obs at step t for s_t: the wire frame (JPEG or PNG, boxes in its
+//     pixels; services/internal/frame), elements set-of-marks style (bid, role, text, box,
 //     checked, value, focused, disabled), the stable flag and score, and
 //     with a frame store the hash of the full-resolution PNG (claim check:
 //     RunDir/frames/<sha256>). Unstable frames are published too; decisions

@@ -112,7 +112,7 @@ type checked struct {
 }
 
 // checkEvents checks the stream: every event decoded under its episode key,
-// frames within the model resolution, task refs on the train split, every
+// wire frames within 128 pixels a side, task refs on the train split, every
 // action's (episode, step) has an obs and exactly one reward, and the action
 // was chosen on a stable obs of its own step. frames, when set, is the frame
 // store every obs must have its full frame in.

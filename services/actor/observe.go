@@ -21,7 +21,7 @@ type observer struct {
 }
 
 // observation builds the obs event of s_step from o. Boxes are converted
-// from CSS pixels to model-resolution frame pixels (the schema's unit).
+// from CSS pixels to wire-frame pixels (the schema's unit).
 func (ob *observer) observation(producer, episode string, step uint32, ref *eventspb.TaskRef, o *env.Observation, terminal bool) (*eventspb.Observation, error) {
 	start := time.Now()
 	env := eventspb.NewEnvelope(producer)
@@ -37,7 +37,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 	}
 	sx, sy := 1.0, 1.0
 	if len(o.Screenshot) > 0 {
-		f, err := ob.enc.encode(o.Screenshot, o.Viewport.W, o.Viewport.H)
+		f, err := ob.enc.encode(o.Screenshot, o.ScreenshotPixels, o.Viewport.W, o.Viewport.H)
 		if err != nil {
 			return nil, err
 		}

@@ -160,8 +160,8 @@ func WithAllowedOrigins(origins ...string) Option {
 // WithSettler sets the stability detector (default: Visual's defaults).
 func WithSettler(s env.Settler) Option { return func(o *options) { o.settler = s } }
 
-// WithFrameMaxSide sets the model resolution: the frame is scaled so that
-// its longer side is at most n pixels, never up (default 128).
+// WithFrameMaxSide sets the wire frame's size: the screenshot is scaled so
+// that its longer side is at most n pixels, never up (default 128).
 func WithFrameMaxSide(n int) Option { return func(o *options) { o.frameMaxSide = n } }
 
 // WithFrameFormat sets the frame compression, "jpeg" or "png" (default

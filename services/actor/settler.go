@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	_ "image/jpeg" // a settler may be handed JPEG screenshots
-	_ "image/png"
 	"strconv"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -50,7 +49,9 @@ import (
 // resolves when the page is calm), so it costs one DevTools round trip
 // instead of a poll every few milliseconds; pages without that helper are
 // polled every Poll. The verdict's frame is handed to the observation
-// (env.Settled.Frame), so a stable step costs two screenshots.
+// (env.Settled.Frame), so a stable step costs two screenshots, and so are
+// its pixels when the pair decoded them (env.Settled.FramePixels): the
+// wire frame's encoder does not decode that screenshot again.
 //
 // Score is 1 - diff/ScoreSpan of the last frame pair, at least 0: 1 for
 // identical frames, 0 for a mean change of 1% or more, and 0 when the DOM
@@ -270,7 +271,7 @@ func (v Visual) Settle(ctx context.Context, p env.Page) (env.Settled, error) {
 		}
 		score = max(0, 1-d/ScoreSpan)
 		if d <= v.MaxDiff && st.since() >= v.Quiet {
-			return env.Settled{Stable: true, Waited: time.Since(start), Score: score, Frame: shot}, nil
+			return env.Settled{Stable: true, Waited: time.Since(start), Score: score, Frame: shot, FramePixels: img}, nil
 		}
 		// Still changing, with a quiet DOM (a canvas, a video, an
 		// animation the page drives): compare less and less often.
@@ -334,22 +335,24 @@ func (v Visual) waitCalm(ctx context.Context, p env.Page, quiet, described, wait
 	}
 }
 
-// frameDiff returns the mean absolute difference of two frames (PNG or
-// JPEG) and the decoded second one. Identical bytes are identical frames
-// (the encoders are deterministic), which is the common case of a stable
-// page and needs no decoding; *prevImg caches the first frame's pixels.
+// frameDiff returns the mean absolute difference of two screenshots (PNG
+// or JPEG) and the second one's pixels (those of the first when the bytes
+// are identical, nil if it was never decoded). Identical bytes are
+// identical frames (the encoders are deterministic), which is the common
+// case of a stable page and needs no decoding; *prevImg caches the first
+// screenshot's pixels.
 func frameDiff(prev []byte, prevImg **image.RGBA, cur []byte) (float64, *image.RGBA, error) {
 	if bytes.Equal(prev, cur) {
 		return 0, *prevImg, nil
 	}
 	if *prevImg == nil {
-		img, err := decodeRGBA(prev)
+		img, err := decodeScreenshot(prev)
 		if err != nil {
 			return 0, nil, err
 		}
 		*prevImg = img
 	}
-	img, err := decodeRGBA(cur)
+	img, err := decodeScreenshot(cur)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -359,13 +362,13 @@ func frameDiff(prev []byte, prevImg **image.RGBA, cur []byte) (float64, *image.R
 	return meanAbsDiff(*prevImg, img), img, nil
 }
 
-// decodeRGBA decodes a screenshot (PNG or JPEG) into RGBA pixels.
-func decodeRGBA(b []byte) (*image.RGBA, error) {
-	img, _, err := image.Decode(bytes.NewReader(b))
+// decodeScreenshot decodes a screenshot (PNG or JPEG) into RGBA pixels.
+func decodeScreenshot(b []byte) (*image.RGBA, error) {
+	img, err := frame.Decode(b, "", frame.MaxScreenshotSide)
 	if err != nil {
 		return nil, fmt.Errorf("unable to decode a screenshot: %w", err)
 	}
-	return toRGBA(img), nil
+	return img, nil
 }
 
 func sameSize(a, b *image.RGBA) bool { return a.Rect.Size() == b.Rect.Size() }

@@ -201,6 +201,15 @@ func TestVisualToleratesChangesBelowThreshold(t *testing.T) {
 	if want := 1 - (8.0/1200)/ScoreSpan; !s.Stable || s.Score < want-1e-9 || s.Score > want+1e-9 {
 		t.Fatalf("stable %v score %v, want stable with score %v", s.Stable, s.Score, want)
 	}
+	// The pair decoded the verdict's frame: its pixels go with it, so the
+	// wire frame's encoder does not decode it again.
+	want, err := decodeScreenshot(s.Frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.FramePixels == nil || s.FramePixels.Rect != want.Rect || !bytes.Equal(s.FramePixels.Pix, want.Pix) {
+		t.Fatalf("the settler's pixels (set: %v) are not its frame's", s.FramePixels != nil)
+	}
 }
 
 func TestVisualHonoursContext(t *testing.T) {
@@ -213,11 +222,11 @@ func TestVisualHonoursContext(t *testing.T) {
 }
 
 func TestMeanAbsDiff(t *testing.T) {
-	a, err := decodeRGBA(pngFrame(t, -1))
+	a, err := decodeScreenshot(pngFrame(t, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := decodeRGBA(pngFrame(t, 0))
+	b, err := decodeScreenshot(pngFrame(t, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

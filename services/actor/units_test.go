@@ -26,50 +26,21 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
-func TestFitSide(t *testing.T) {
-	for _, c := range []struct{ w, h, max, tw, th int }{
-		{160, 210, 128, 98, 128},
-		{400, 520, 128, 98, 128},
-		{100, 50, 128, 100, 50}, // never up
-		{300, 300, 64, 64, 64},
-		{1000, 1, 10, 10, 1},
-	} {
-		if tw, th := fitSide(c.w, c.h, c.max); tw != c.tw || th != c.th {
-			t.Errorf("fitSide(%d, %d, %d) = %d, %d; want %d, %d", c.w, c.h, c.max, tw, th, c.tw, c.th)
-		}
-	}
-}
-
-func TestResizeAreaAverages(t *testing.T) {
-	src := image.NewRGBA(image.Rect(0, 0, 4, 2))
-	// Left half black, right half white: each 2x2 cell is uniform.
-	for y := 0; y < 2; y++ {
-		for x := 0; x < 4; x++ {
-			v := uint8(0)
-			if x >= 2 {
-				v = 255
-			}
-			i := src.PixOffset(x, y)
-			src.Pix[i], src.Pix[i+1], src.Pix[i+2], src.Pix[i+3] = v, v, v, 255
-		}
-	}
-	dst := resizeArea(src, 2, 1)
-	if dst.Pix[0] != 0 || dst.Pix[4] != 255 {
-		t.Fatalf("cells %v, want black then white", dst.Pix)
-	}
-	half := resizeArea(src, 1, 1)
-	if half.Pix[0] != 127 {
-		t.Fatalf("one cell over half black half white = %d, want 127", half.Pix[0])
-	}
-}
-
 func TestFrameEncoder(t *testing.T) {
 	shot := pngFrame(t, 5) // 40x30
 	for _, format := range []string{"jpeg", "png"} {
 		fe := frameEncoder{maxSide: 20, format: format, quality: 80}
-		f, err := fe.encode(shot, 80, 60) // device scale 0.5: 80x60 CSS px
+		f, err := fe.encode(shot, nil, 80, 60) // device scale 0.5: 80x60 CSS px
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The settler's decoded screenshot stands in for decoding it.
+		pixels, err := decodeScreenshot(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := fe.encode(shot, pixels, 80, 60); err != nil || !bytes.Equal(g.data, f.data) || g.width != f.width || g.height != f.height || g.scaleX != f.scaleX || g.scaleY != f.scaleY {
+			t.Fatalf("%s: the wire frame of the decoded screenshot differs (%v)", format, err)
 		}
 		var img image.Image
 		if format == "jpeg" {
@@ -87,7 +58,7 @@ func TestFrameEncoder(t *testing.T) {
 			t.Fatalf("%s: scale %v, %v; want 0.25 frame px per CSS px", format, f.scaleX, f.scaleY)
 		}
 	}
-	if _, err := (frameEncoder{maxSide: 20, format: "png"}).encode([]byte("not a png"), 1, 1); err == nil {
+	if _, err := (frameEncoder{maxSide: 20, format: "png"}).encode([]byte("not a png"), nil, 1, 1); err == nil {
 		t.Fatal("garbage screenshot accepted")
 	}
 }

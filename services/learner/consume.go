@@ -45,12 +45,20 @@ func (s *Service) consume(ctx context.Context) {
 }
 
 // ingest decodes one transition. What cannot be trained on goes to the dlq
-// with its reason; training goes on.
+// with its reason; training goes on. The held-out and staleness filters
+// run on a light decode (lightTransition: no frames, no elements), so a
+// record they drop is never decoded in full; a record the light decode
+// cannot vouch for is decoded in full first, which dead-letters it as
+// before.
 func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
-	tr, err := eventspb.DecodeTransition(r.Value)
-	if err != nil {
-		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_DECODE_ERROR, err.Error())
-		return
+	lt, light := lightTransition(r.Value)
+	tr := lt.tr
+	if !light {
+		var err error
+		if tr, err = eventspb.DecodeTransition(r.Value); err != nil {
+			s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_DECODE_ERROR, err.Error())
+			return
+		}
 	}
 	s.m.consumed.Inc()
 	if heldOutTransition(tr) {
@@ -65,6 +73,17 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 	if !demo && s.o.maxLag > 0 && tr.GetPolicyVersion()+s.o.maxLag < s.version.Load() {
 		s.m.skipped.WithLabelValues("stale").Inc()
 		return
+	}
+	if light {
+		// Kept: its frame and elements now.
+		var ok bool
+		if tr, ok = lt.full(); !ok {
+			var err error
+			if tr, err = eventspb.DecodeTransition(r.Value); err != nil {
+				s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_DECODE_ERROR, err.Error())
+				return
+			}
+		}
 	}
 	f, err := s.arch.Featurize(tr.GetObs())
 	if err != nil {

@@ -26,7 +26,8 @@ type Architecture struct {
 	FeaturesVersion int    `json:"features_version"`
 	Opset           int    `json:"opset"`
 
-	// Model-resolution frame fed to the conv encoder; both must be multiples of 4.
+	// The thumbnail fed to the conv encoder (the wire frame area-averaged to
+	// this size); both must be multiples of 4.
 	FrameHeight int `json:"frame_height"`
 	FrameWidth  int `json:"frame_width"`
 	// Output channels of the two stride-2 convolutions and the width of the

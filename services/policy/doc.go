@@ -40,8 +40,9 @@
 //
 // # Features (Architecture.Featurize; pure Go, deterministic)
 //
-// The frame (PNG or JPEG) is area-averaged to 32x32 and scaled to
-// pixel/255-0.5; no frame gives zeros. Words are runs of letters and digits,
+// The wire frame (PNG or JPEG, 128 pixels on its longer side) is
+// area-averaged to the 32x32 thumbnail (services/internal/frame) and scaled
+// to pixel/255-0.5; no frame gives zeros. Words are runs of letters and digits,
 // lowercased and hashed (FNV-1a 32) into buckets 1..vocab-1 (0 pads). At
 // most E elements are kept, those intersecting the frame first, each group
 // in document order. Per element: box / frame size, in-frame flag, role

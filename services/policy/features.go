@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
@@ -15,7 +16,7 @@ import (
 // shaped as Architecture.InputSpecs, plus the maps back from the element and
 // candidate indices to the bid and the text an action needs.
 type Features struct {
-	Frame          []float32 // [3,H,W]
+	Frame          []float32 // [3,H,W]: the wire frame's thumbnail
 	InstrTokens    []int64   // [T]
 	InstrWeights   []float32 // [T]
 	ElemFeats      []float32 // [E,F]
@@ -32,11 +33,11 @@ type Features struct {
 
 	// BIDs[e] is the bid of element e (len = number of valid elements).
 	BIDs []string
-	// Centers[e] is element e's box centre in model-resolution pixels.
+	// Centers[e] is element e's box centre in wire-frame pixels.
 	Centers [][2]float32
 	// Candidates[k] is the text of candidate k (len = valid candidates).
 	Candidates []string
-	// FrameWidth and FrameHeight are the observation's model resolution in
+	// FrameWidth and FrameHeight are the observation's wire-frame size in
 	// pixels (the unit of boxes and of Action.x/y/delta_y).
 	FrameWidth, FrameHeight float32
 }
@@ -266,11 +267,12 @@ type featurizer struct {
 	optionWords [][][]string
 }
 
-// frame decodes the frame into the model input and finds the pixel scale of boxes.
+// frame decodes the wire frame into its thumbnail (the model input) and
+// finds the pixel scale of boxes.
 func (z *featurizer) frame() error {
 	a, f, obs := z.a, z.f, z.obs
 	H, W := a.FrameHeight, a.FrameWidth
-	// Frame and the pixel scale of boxes.
+	// Thumbnail and the pixel scale of boxes.
 	fw, fh := float64(obs.GetWidth()), float64(obs.GetHeight())
 	var scaleX, scaleY float64 = 1, 1
 	img, err := frameImage(obs)
@@ -278,7 +280,7 @@ func (z *featurizer) frame() error {
 		return err
 	}
 	if img != nil {
-		resizeFrame(img, H, W, f.Frame)
+		frame.Thumbnail(img, H, W, f.Frame)
 		iw, ih := float64(img.Rect.Dx()), float64(img.Rect.Dy())
 		if fw <= 0 || fh <= 0 {
 			fw, fh = iw, ih
@@ -675,12 +677,13 @@ func (z *featurizer) typeMask() {
 	}
 }
 
-// frameImage decodes the observation's frame, or returns nil when it has none.
+// frameImage decodes the observation's wire frame, or returns nil when it
+// has none.
 func frameImage(obs *eventspb.Observation) (*image.RGBA, error) {
 	if len(obs.GetFrame()) == 0 {
 		return nil, nil
 	}
-	return decodeFrame(obs.GetFrame(), obs.GetFrameFormat())
+	return frame.Decode(obs.GetFrame(), obs.GetFrameFormat(), frame.MaxWireSide)
 }
 
 // elementEligible says which roles an action type may target: FILL only

@@ -1,99 +1,12 @@
 package policy
 
 import (
-	"bytes"
-	"fmt"
 	"image"
-	"image/draw"
-	"image/jpeg"
-	"image/png"
-	"io"
 	"math"
 	"slices"
 
 	"golang.org/x/image/colornames"
 )
-
-// decodeFrame decodes a PNG or JPEG frame into RGBA. format may be empty, in
-// which case the bytes' magic decides.
-func decodeFrame(b []byte, format string) (*image.RGBA, error) {
-	var decode func(io.Reader) (image.Image, error)
-	var config func(io.Reader) (image.Config, error)
-	switch {
-	case format == "png" || (format == "" && bytes.HasPrefix(b, []byte("\x89PNG"))):
-		decode = png.Decode
-		config = png.DecodeConfig
-	case format == "jpeg" || format == "jpg" || (format == "" && bytes.HasPrefix(b, []byte{0xff, 0xd8})):
-		decode = func(r io.Reader) (image.Image, error) { return jpeg.Decode(r) }
-		config = jpeg.DecodeConfig
-	default:
-		return nil, fmt.Errorf("unable to decode frame: unknown format %q", format)
-	}
-	// Check the declared size first: a hostile header must not make the
-	// decoder allocate gigabytes.
-	c, err := config(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("unable to decode %s frame: %w", format, err)
-	}
-	if c.Width <= 0 || c.Height <= 0 || c.Width > maxFrameSide || c.Height > maxFrameSide {
-		return nil, fmt.Errorf("unable to use a frame of %dx%d: sides must be 1..%d", c.Width, c.Height, maxFrameSide)
-	}
-	img, err := decode(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("unable to decode %s frame: %w", format, err)
-	}
-	r := img.Bounds()
-	if r.Empty() {
-		return nil, fmt.Errorf("unable to use an empty %s frame", format)
-	}
-	rgba := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
-	draw.Draw(rgba, rgba.Bounds(), img, r.Min, draw.Src)
-	return rgba, nil
-}
-
-// maxFrameSide bounds a frame's declared width and height.
-const maxFrameSide = 4096
-
-// resizeFrame area-averages img into dst, laid out [3][h][w] with values
-// pixel/255 - 0.5. Output cell i of n averages source pixels
-// [i·src/n, (i+1)·src/n) (at least one), so any size maps deterministically.
-func resizeFrame(img *image.RGBA, h, w int, dst []float32) {
-	sw, sh := img.Rect.Dx(), img.Rect.Dy()
-	for oy := range h {
-		y0, y1 := cellRange(oy, h, sh)
-		for ox := range w {
-			x0, x1 := cellRange(ox, w, sw)
-			var s [3]float64
-			for y := y0; y < y1; y++ {
-				row := img.Pix[y*img.Stride:]
-				for x := x0; x < x1; x++ {
-					p := row[4*x:]
-					s[0] += float64(p[0])
-					s[1] += float64(p[1])
-					s[2] += float64(p[2])
-				}
-			}
-			n := float64((y1 - y0) * (x1 - x0))
-			for c := range 3 {
-				dst[c*h*w+oy*w+ox] = float32(s[c]/n/255 - 0.5)
-			}
-		}
-	}
-}
-
-// cellRange returns the source pixels [lo, hi) of output cell i of n over a
-// source of size src; never empty.
-func cellRange(i, n, src int) (int, int) {
-	lo := i * src / n
-	hi := (i + 1) * src / n
-	if hi <= lo {
-		hi = lo + 1
-	}
-	if hi > src {
-		hi, lo = src, max(0, src-1)
-	}
-	return lo, hi
-}
 
 // boxColour returns the mean RGB of img inside the box (in img pixels),
 // each in [-0.5, 0.5]; zeros when the box misses the image.

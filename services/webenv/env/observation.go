@@ -1,6 +1,7 @@
 package env
 
 import (
+	"image"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
@@ -61,6 +62,10 @@ type Observation struct {
 	SettleWait time.Duration `json:"settle_wait"`
 	// Score is the settler's stability score in [0, 1] (Settled.Score).
 	Score float64 `json:"score"`
+
+	// ScreenshotPixels is Screenshot decoded, when the settler decoded it
+	// (Settled.FramePixels); nil otherwise. It is only read.
+	ScreenshotPixels *image.RGBA `json:"-"`
 }
 
 // Info is the step's side information.

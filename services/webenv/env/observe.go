@@ -92,6 +92,7 @@ func (e *Env) observe(ctx context.Context, s Settled) (*Observation, pageStatus,
 		Stable: s.Stable, SettleWait: s.Waited, Score: s.Score}
 	if e.cfg.screenshots && len(s.Frame) > 0 {
 		obs.Screenshot = s.Frame // the frame the settler judged (Settled.Frame)
+		obs.ScreenshotPixels = s.FramePixels
 	} else if e.cfg.screenshots {
 		if obs.Screenshot, err = e.screenshot(ctx); err != nil {
 			return nil, pageStatus{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
@@ -38,6 +39,9 @@ type Settled struct {
 	// Frame is the screenshot (PNG) the verdict was taken on, when the
 	// settler took one; the observation then uses it instead of another.
 	Frame []byte
+	// FramePixels is Frame decoded, when the settler decoded it (to compare
+	// it); the observation hands it on (Observation.ScreenshotPixels).
+	FramePixels *image.RGBA
 	// Observed is the page's observation (the value of ObserveJS) when the
 	// settler read it in the round trip of its last check; the observation
 	// then decodes it instead of reading the page again.

@@ -41,7 +41,7 @@ const benchUsage = `Usage: asyncwebrl bench joiner [--events N] [--repeat K] [--
   --min-ratio R    exit 1 when joiner/consume-only (the median over the runs) is
                    below R (default 0: report only)
   --frame-bytes B  size of each observation's frame (default 3000, the median
-                   of the actor's model-resolution JPEGs: 128-pixel longer side,
+                   of the actor's wire-frame JPEGs: 128-pixel longer side,
                    quality 80)
 Flags: -brokers, -topic-partitions, -topic-replication, the Kafka security flags and
 the ASYNCWEBRL_JOINER_* variables (see asyncwebrl -help). When the default local

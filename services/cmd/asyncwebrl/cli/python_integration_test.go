@@ -54,7 +54,7 @@ func runPython(t *testing.T, py string, args ...string) string {
 	return out.String()
 }
 
-// pageFrame draws a frame at model resolution, different for every seed:
+// pageFrame draws a wire frame, different for every seed:
 // smooth colour gradients and, with boxes, coloured boxes with dark text
 // bars (sharp edges, as on a page). JPEG frames get no boxes: decoders
 // differ most at sharp colour edges (Pillow's libjpeg upsamples chroma
