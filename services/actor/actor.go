@@ -181,8 +181,16 @@ func (s *Service) Start(ctx context.Context) (err error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.goBG(func() { s.tasks.run(runCtx, func() { s.m.badInputs.WithLabelValues("tasks").Inc() }) })
-	s.goBG(func() { ww.follow(runCtx, s.policy, ww.haveAny) })
+	s.goBG(func() {
+		if err := s.tasks.run(runCtx, func() { s.m.badInputs.WithLabelValues("tasks").Inc() }); err != nil {
+			s.fail(fmt.Errorf("actor stopped reading tasks: %w", err))
+		}
+	})
+	s.goBG(func() {
+		if err := ww.follow(runCtx, s.policy, ww.haveAny); err != nil {
+			s.fail(fmt.Errorf("actor stopped following weights: %w", err))
+		}
+	})
 	s.goBG(func() { s.publishTelemetry(runCtx) })
 	s.goBG(func() { s.pool.watch(runCtx, 5*time.Second) })
 	switch s.opts.mode {
@@ -404,9 +412,12 @@ func (s *Service) Failed() <-chan error { return s.failed }
 
 // lost is called for every event given up for good.
 func (s *Service) lost(err error) {
-	s.failOnce.Do(func() {
-		s.failed <- fmt.Errorf("unable to deliver the actor's events within %s (is the broker down?): %w", outageDeliveryBound, err)
-	})
+	s.fail(fmt.Errorf("unable to deliver the actor's events within %s (is the broker down?): %w", outageDeliveryBound, err))
+}
+
+// fail reports the service's first fatal error.
+func (s *Service) fail(err error) {
+	s.failOnce.Do(func() { s.failed <- err })
 }
 
 // Stats returns the running totals.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 )
 
 // taskSource hands tasks to executors: assignments from the tasks topic
@@ -48,36 +49,32 @@ func newTaskSource(cl *kgo.Client, gen *localTasks, grace, pause time.Duration, 
 }
 
 // run polls the tasks topic until ctx ends.
-func (s *taskSource) run(ctx context.Context, bad func()) {
+func (s *taskSource) run(ctx context.Context, bad func()) error {
 	defer close(s.stopped)
 	if s.cl == nil {
-		return
+		return nil
 	}
-	for {
-		fs := s.cl.PollRecords(ctx, 64)
-		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
-		}
-		fs.EachError(func(t string, p int32, err error) {
-			s.log.Warn("unable to fetch tasks", "topic", t, "partition", p, "err", err)
-		})
-		for _, r := range fs.Records() {
-			task, err := eventspb.DecodeTask(r.Value)
-			if err != nil {
-				// A bad assignment is skipped, not retried forever; the
-				// recorder keeps the raw record for analysis.
-				s.log.Warn("skipping an undecodable task", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
-				bad()
-				s.cl.MarkCommitRecords(r)
-				continue
+	l := &kafka.Loop{Name: "actor tasks", Poller: s.cl, Max: 64, Log: s.log,
+		Handle: func(ctx context.Context, fs kgo.Fetches) error {
+			for _, r := range fs.Records() {
+				task, err := eventspb.DecodeTask(r.Value)
+				if err != nil {
+					// A bad assignment is skipped, not retried forever; the
+					// recorder keeps the raw record for analysis.
+					s.log.Warn("skipping an undecodable task", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+					bad()
+					s.cl.MarkCommitRecords(r)
+					continue
+				}
+				select {
+				case s.in <- offered{task: task, rec: r}:
+				case <-ctx.Done():
+					return kafka.ErrStop
+				}
 			}
-			select {
-			case s.in <- offered{task: task, rec: r}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
+			return nil
+		}}
+	return l.Run(ctx)
 }
 
 // next returns the next task. It waits for an assignment while they flow,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 )
 
@@ -62,36 +63,32 @@ func versionOf(l *latest) uint64 {
 }
 
 // follow swaps newer versions into srv until ctx ends.
-func (w *weightsWatcher) follow(ctx context.Context, srv Policy, haveAny bool) {
-	for {
-		fs := w.cl.PollFetches(ctx)
-		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
-		}
-		fs.EachError(func(t string, p int32, err error) {
-			w.log.Warn("unable to fetch weights", "topic", t, "partition", p, "err", err)
-		})
-		var next *latest
-		have := srv.Version()
-		fs.EachRecord(func(r *kgo.Record) {
-			if l, ok := w.accept(r, max(have, versionOf(next)), haveAny || next != nil); ok {
-				next = l
+func (w *weightsWatcher) follow(ctx context.Context, srv Policy, haveAny bool) error {
+	l := &kafka.Loop{Name: "actor weights", Poller: w.cl, Log: w.log,
+		Handle: func(ctx context.Context, fs kgo.Fetches) error {
+			var next *latest
+			have := srv.Version()
+			fs.EachRecord(func(r *kgo.Record) {
+				if l, ok := w.accept(r, max(have, versionOf(next)), haveAny || next != nil); ok {
+					next = l
+				}
+			})
+			if next == nil {
+				return nil
 			}
-		})
-		if next == nil {
-			continue
-		}
-		if err := srv.Swap(ctx, next.onnx, next.version); err != nil {
-			if ctx.Err() != nil {
-				// Stopping: the learner's final version arrived as the
-				// executors ended; there is nothing left to serve it to.
-				return
+			if err := srv.Swap(ctx, next.onnx, next.version); err != nil {
+				if ctx.Err() != nil {
+					// Stopping: the learner's final version arrived as the
+					// executors ended; there is nothing left to serve it to.
+					return kafka.ErrStop
+				}
+				w.log.Error("unable to swap in new weights", "version", next.version, "err", err)
+				w.onBad()
+				return nil
 			}
-			w.log.Error("unable to swap in new weights", "version", next.version, "err", err)
-			w.onBad()
-			continue
-		}
-		haveAny = true
-		w.onSwap(next.version)
-	}
+			haveAny = true
+			w.onSwap(next.version)
+			return nil
+		}}
+	return l.Run(ctx)
 }

@@ -30,44 +30,34 @@ func (s *Service) run(pollCtx, sessCtx, txnCtx context.Context) error {
 		}
 		return sessionErr(errStalled)
 	}
-	for {
-		fetches := s.sess.PollRecords(sessCtx, s.maxBatch)
-		if fetches.IsClientClosed() || sessCtx.Err() != nil {
-			// Records polled now are not processed and their offsets
-			// not committed: the group's next owner reads them.
-			s.sess.AllowRebalance()
-			return ended()
-		}
-		fetches.EachError(func(t string, p int32, err error) {
-			s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
-		})
-		if fetches.NumRecords() == 0 {
-			s.sess.AllowRebalance()
-			continue
-		}
-		if s.rebalanced.Swap(false) {
-			// The session aborts the first transaction that ends after a
-			// revoke, even one begun after it. Ending the empty one now
-			// clears that and rewinds to the committed offsets, so this
-			// batch is fetched again instead of joined, aborted, restored
-			// and joined again.
-			ctx, cancel := context.WithTimeout(txnCtx, s.endTimeout())
-			_, err := s.sess.End(ctx, kgo.TryAbort)
-			cancel()
-			s.sess.AllowRebalance()
-			if err != nil {
-				return sessionErr(fmt.Errorf("unable to reset the transaction session after a rebalance: %w", err))
+	l := &kafka.Loop{Name: "joiner", Poller: s.sess, Max: s.maxBatch, Log: s.log, AllowRebalance: true,
+		Handle: func(sessCtx context.Context, fetches kgo.Fetches) error {
+			if fetches.NumRecords() == 0 {
+				return nil
 			}
-			continue
-		}
-		err := s.transact(sessCtx, txnCtx, fetches)
-		s.sess.AllowRebalance()
-		switch {
-		case errors.Is(err, errStopping):
-			return ended()
-		case err != nil:
-			return err
-		}
+			if s.rebalanced.Swap(false) {
+				// The session aborts the first transaction that ends after a
+				// revoke, even one begun after it. Ending the empty one now
+				// clears that and rewinds to the committed offsets, so this
+				// batch is fetched again instead of joined, aborted, restored
+				// and joined again.
+				ctx, cancel := context.WithTimeout(txnCtx, s.endTimeout())
+				_, err := s.sess.End(ctx, kgo.TryAbort)
+				cancel()
+				if err != nil {
+					return sessionErr(fmt.Errorf("unable to reset the transaction session after a rebalance: %w", err))
+				}
+				return nil
+			}
+			return s.transact(sessCtx, txnCtx, fetches)
+		}}
+	// Records polled as the session ends are not processed and their
+	// offsets not committed: the group's next owner reads them.
+	switch err := l.Run(sessCtx); {
+	case err == nil, errors.Is(err, errStopping):
+		return ended()
+	default:
+		return err
 	}
 }
 

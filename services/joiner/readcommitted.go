@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 )
 
 // ClientFunc builds a Kafka client with extra options (kafka.Factory's
@@ -77,30 +78,31 @@ func readToEnd(ctx context.Context, newClient ClientFunc, topic string, partitio
 		return err
 	}
 	defer cl.Close()
-	for len(target) > 0 {
-		fetches := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("unable to read %s to its end: %w", topic, err)
-		}
-		if err := fetchError(fetches); err != nil {
-			return err
-		}
-		var cbErr error
-		fetches.EachRecord(func(r *kgo.Record) {
-			end, ok := target[r.Partition]
-			if !ok || cbErr != nil {
-				return
+	l := &kafka.Loop{Name: "read " + topic + " to its end", Poller: cl,
+		Handle: func(_ context.Context, fetches kgo.Fetches) error {
+			var cbErr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				end, ok := target[r.Partition]
+				if !ok || cbErr != nil {
+					return
+				}
+				if r.Offset < end && !r.Attrs.IsControl() {
+					cbErr = fn(r)
+				}
+				if r.Offset >= end-1 {
+					delete(target, r.Partition)
+				}
+			})
+			if cbErr == nil && len(target) == 0 {
+				return kafka.ErrStop
 			}
-			if r.Offset < end && !r.Attrs.IsControl() {
-				cbErr = fn(r)
-			}
-			if r.Offset >= end-1 {
-				delete(target, r.Partition)
-			}
-		})
-		if cbErr != nil {
 			return cbErr
-		}
+		}}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("unable to read %s to its end: %w", topic, err)
 	}
 	return nil
 }
@@ -180,52 +182,41 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 		}
 		return fmt.Errorf("unable to read %d records of %s[%d] back (first offset %d): they are no longer in the log (retention?)", len(offs), k.topic, k.part, slices.Min(offs))
 	}
-	for len(wanted) > 0 {
-		fetches := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("unable to read back %d partitions of restored records: %w", len(wanted), err)
-		}
-		if err := fetchError(fetches); err != nil {
-			return err
-		}
-		var cbErr error
-		fetches.EachRecord(func(r *kgo.Record) {
-			k := tp{r.Topic, r.Partition}
-			w := wanted[k]
-			if w == nil || cbErr != nil {
-				return
-			}
-			if w[r.Offset] {
-				delete(w, r.Offset)
-				if cbErr = fn(r); cbErr != nil {
+	l := &kafka.Loop{Name: "read restored records back", Poller: cl,
+		Handle: func(_ context.Context, fetches kgo.Fetches) error {
+			var cbErr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				k := tp{r.Topic, r.Partition}
+				w := wanted[k]
+				if w == nil || cbErr != nil {
 					return
 				}
-			}
-			if r.Offset >= last[k] {
-				if len(w) > 0 {
-					cbErr = missing(k)
-					return
+				if w[r.Offset] {
+					delete(w, r.Offset)
+					if cbErr = fn(r); cbErr != nil {
+						return
+					}
 				}
-				delete(wanted, k)
+				if r.Offset >= last[k] {
+					if len(w) > 0 {
+						cbErr = missing(k)
+						return
+					}
+					delete(wanted, k)
+				}
+			})
+			if cbErr == nil && len(wanted) == 0 {
+				return kafka.ErrStop
 			}
-		})
-		if cbErr != nil {
 			return cbErr
-		}
+		}}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("unable to read back %d partitions of restored records: %w", len(wanted), err)
 	}
 	return nil
-}
-
-// fetchError returns the first partition error of a poll, naming its
-// partition.
-func fetchError(fetches kgo.Fetches) error {
-	var ferr error
-	fetches.EachError(func(t string, p int32, err error) {
-		if ferr == nil {
-			ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
-		}
-	})
-	return ferr
 }
 
 // boundsPatience bounds how long listBounds asks again.

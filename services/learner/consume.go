@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -17,31 +18,27 @@ import (
 // consume turns transitions into samples until ctx ends. A record's offset
 // is marked for commit once its fate is decided: in the assembler or the
 // replay buffer, dead-lettered, or skipped with a counted reason.
-func (s *Service) consume(ctx context.Context) {
+func (s *Service) consume(ctx context.Context) error {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
-	for {
-		fs := s.consumer.PollRecords(ctx, 512)
-		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
-		}
-		fs.EachError(func(t string, p int32, err error) {
-			s.log.Warn("unable to fetch transitions", "topic", t, "partition", p, "err", err)
-		})
-		now := time.Now()
-		for _, r := range fs.Records() {
-			s.ingest(ctx, r, now)
-			s.consumer.MarkCommitRecords(r)
-		}
-		select {
-		case <-tick.C:
-			ready, dropped := s.asm.expire(now)
-			s.release(ready)
-			s.m.skipped.WithLabelValues("episode_incomplete").Add(float64(dropped))
-			s.m.pending.Set(float64(s.asm.pending()))
-		default:
-		}
-	}
+	l := &kafka.Loop{Name: "learner transitions", Poller: s.consumer, Max: 512, Log: s.log,
+		Handle: func(ctx context.Context, fs kgo.Fetches) error {
+			now := time.Now()
+			for _, r := range fs.Records() {
+				s.ingest(ctx, r, now)
+				s.consumer.MarkCommitRecords(r)
+			}
+			select {
+			case <-tick.C:
+				ready, dropped := s.asm.expire(now)
+				s.release(ready)
+				s.m.skipped.WithLabelValues("episode_incomplete").Add(float64(dropped))
+				s.m.pending.Set(float64(s.asm.pending()))
+			default:
+			}
+			return nil
+		}}
+	return l.Run(ctx)
 }
 
 // ingest decodes one transition. What cannot be trained on goes to the dlq

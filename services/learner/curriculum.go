@@ -206,7 +206,7 @@ func newCurriculum(c CurriculumConfig, log *slog.Logger) (*curriculum, error) {
 	return cu, nil
 }
 
-func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, producer *kgo.Client, instance string) error {
+func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, producer *kgo.Client, instance string, fail func(error)) error {
 	cl, err := f.NewClient("learner-curriculum",
 		kgo.ConsumeTopics(cat.Name(topics.Episodes)),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), // the joiner's transactions
@@ -226,7 +226,12 @@ func (cu *curriculum) start(ctx context.Context, f *kafka.Factory, cat *topics.C
 	cu.done = make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); cu.follow(runCtx) }()
+	go func() {
+		defer wg.Done()
+		if err := cu.follow(runCtx); err != nil {
+			fail(fmt.Errorf("curriculum stopped following episodes: %w", err))
+		}
+	}()
 	go func() { defer wg.Done(); cu.issue(runCtx) }()
 	go func() { wg.Wait(); close(cu.done) }()
 	cu.log.Info("curriculum running", "in_flight", cu.c.InFlight, "eval_fraction", cu.c.EvalFraction,
@@ -253,20 +258,19 @@ func (cu *curriculum) stop(ctx context.Context) error {
 
 // follow reads finished episodes: they free their assignment's slot and
 // feed the success windows.
-func (cu *curriculum) follow(ctx context.Context) {
-	for {
-		fs := cu.consumer.PollRecords(ctx, 256)
-		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
-		}
-		for _, r := range fs.Records() {
-			ep, err := eventspb.DecodeEpisode(r.Value)
-			if err != nil {
-				continue // the recorder keeps bad records; nothing to schedule on
+func (cu *curriculum) follow(ctx context.Context) error {
+	l := &kafka.Loop{Name: "curriculum episodes", Poller: cu.consumer, Max: 256, Log: cu.log,
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			for _, r := range fs.Records() {
+				ep, err := eventspb.DecodeEpisode(r.Value)
+				if err != nil {
+					continue // the recorder keeps bad records; nothing to schedule on
+				}
+				cu.finished(ep)
 			}
-			cu.finished(ep)
-		}
-	}
+			return nil
+		}}
+	return l.Run(ctx)
 }
 
 func (cu *curriculum) finished(ep *eventspb.Episode) {

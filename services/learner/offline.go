@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -95,33 +96,38 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	}
 	defer cl.Close()
 	now := time.Now()
-	for len(remaining) > 0 {
-		// A partition written in transactions (the joiner's) ends with a
-		// commit marker, an offset no record is ever returned for: when
-		// nothing comes for a while, what was there has been read.
-		pctx, pcancel := context.WithTimeout(ctx, idleEnd)
-		fs := cl.PollFetches(pctx)
-		pcancel()
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("unable to read %s: %w", topic, err)
-		}
-		if fs.NumRecords() == 0 && pctx.Err() != nil {
-			break
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := remaining[r.Partition]
-			if !ok || r.Offset >= end {
-				return
+	// A partition written in transactions (the joiner's) ends with a
+	// commit marker, an offset no record is ever returned for: when nothing
+	// comes for a while, what was there has been read.
+	l := &kafka.Loop{Name: "learner offline read", Poller: cl, Log: s.log, Idle: func() time.Duration { return idleEnd },
+		Handle: func(ctx context.Context, fs kgo.Fetches) error {
+			if fs.NumRecords() == 0 {
+				return kafka.ErrStop
 			}
-			res.Records++
-			s.ingest(ctx, r, now)
-			if r.Offset+1 >= end {
-				delete(remaining, r.Partition)
+			fs.EachRecord(func(r *kgo.Record) {
+				end, ok := remaining[r.Partition]
+				if !ok || r.Offset >= end {
+					return
+				}
+				res.Records++
+				s.ingest(ctx, r, now)
+				if r.Offset+1 >= end {
+					delete(remaining, r.Partition)
+				}
+			})
+			if progress != nil && res.Records%5000 < int64(fs.NumRecords()) {
+				progress(fmt.Sprintf("read %d transitions, %d samples", res.Records, s.replay.len()))
 			}
-		})
-		if progress != nil && res.Records%5000 < int64(fs.NumRecords()) {
-			progress(fmt.Sprintf("read %d transitions, %d samples", res.Records, s.replay.len()))
-		}
+			if len(remaining) == 0 {
+				return kafka.ErrStop
+			}
+			return nil
+		}}
+	if err := l.Run(ctx); err != nil {
+		return res, fmt.Errorf("unable to read %s: %w", topic, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("unable to read %s: %w", topic, err)
 	}
 	ready, _ := s.asm.expire(now.Add(2 * s.o.openTTL))
 	s.release(ready)

@@ -283,10 +283,12 @@ func (s *Service) lead(ctx context.Context) (err error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.consume(runCtx)
+		if err := s.consume(runCtx); err != nil {
+			s.fail(fmt.Errorf("learner stopped consuming transitions: %w", err))
+		}
 	}()
 	if s.cur != nil {
-		if err := s.cur.start(ctx, s.factory, s.catalog, s.producer, s.o.instance); err != nil {
+		if err := s.cur.start(ctx, s.factory, s.catalog, s.producer, s.o.instance, s.fail); err != nil {
 			cancel()
 			s.wg.Wait()
 			return err

@@ -28,7 +28,7 @@ func TestStopProducingEndsTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cu.start(ctx, f, cat, cl, "test"); err != nil {
+	if err := cu.start(ctx, f, cat, cl, "test", func(err error) { t.Errorf("curriculum failed: %v", err) }); err != nil {
 		t.Fatal(err)
 	}
 	adm := kadm.NewClient(cl)

@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -88,64 +87,56 @@ func (r *Recorder) consume(pollCtx, flushCtx context.Context) {
 		return true
 	}
 
-	for pollCtx.Err() == nil {
-		wait := time.Second
-		if cur.records > 0 {
-			wait = max(time.Millisecond, r.o.linger-time.Since(cur.first))
-		}
-		// A batch of a good size goes as soon as we have caught up with the
-		// broker (nothing buffered): waiting out the linger would only
-		// delay it. Small batches wait, so a trickle does not become a
-		// stream of tiny INSERTs (and parts).
-		caughtUp := cur.records >= caughtUpBatch
-		if caughtUp {
-			wait = min(wait, caughtUpWait)
-		}
-		ctx, cancel := context.WithTimeout(pollCtx, wait)
-		fetches := r.cl.PollRecords(ctx, maxPoll)
-		cancel()
-		if fetches.IsClientClosed() {
-			break
-		}
-		fetches.EachError(func(topic string, p int32, err error) {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return // the linger timer, or Stop
+	l := &kafka.Loop{Name: "recorder", Poller: r.cl, Max: maxPoll, Log: r.o.log,
+		Idle: func() time.Duration {
+			wait := time.Second
+			if cur.records > 0 {
+				wait = max(time.Millisecond, r.o.linger-time.Since(cur.first))
 			}
-			if !kafka.Retryable(err) {
-				r.o.log.Error("fetch failed for good", "topic", topic, "partition", p, "err", err)
-				r.fail(err)
-				return
+			// A batch of a good size goes as soon as we have caught up
+			// with the broker (nothing buffered): waiting out the linger
+			// would only delay it. Small batches wait, so a trickle does
+			// not become a stream of tiny INSERTs (and parts).
+			if cur.records >= caughtUpBatch {
+				wait = min(wait, caughtUpWait)
 			}
-			r.o.log.Warn("fetch failed; franz-go retries", "topic", topic, "partition", p, "err", err)
-		})
-		now := time.Now()
-		recs := fetches.Records()
-		if len(recs) > 0 {
-			r.mu.Lock()
-			if r.stats.FirstPoll.IsZero() {
-				r.stats.FirstPoll = now
+			return wait
+		},
+		Handle: func(pollCtx context.Context, fetches kgo.Fetches) error {
+			caughtUp := cur.records >= caughtUpBatch
+			now := time.Now()
+			recs := fetches.Records()
+			if len(recs) > 0 {
+				r.mu.Lock()
+				if r.stats.FirstPoll.IsZero() {
+					r.stats.FirstPoll = now
+				}
+				r.mu.Unlock()
+				dec.decode(cur, recs, now)
+				r.m.pending.Set(float64(r.pending.Add(int64(len(recs)))))
 			}
-			r.mu.Unlock()
-			dec.decode(cur, recs, now)
-			r.m.pending.Set(float64(r.pending.Add(int64(len(recs)))))
-		}
-
-		wantRebalance := r.rebalance.Load()
-		full := cur.records >= r.o.batchRecords
-		lingered := cur.records > 0 && time.Since(cur.first) >= r.o.linger
-		if full || lingered || (caughtUp && len(recs) == 0) || wantRebalance {
-			if !hand() {
-				break
+			wantRebalance := r.rebalance.Load()
+			full := cur.records >= r.o.batchRecords
+			lingered := cur.records > 0 && time.Since(cur.first) >= r.o.linger
+			if full || lingered || (caughtUp && len(recs) == 0) || wantRebalance {
+				if !hand() {
+					return kafka.ErrStop
+				}
 			}
-		}
-		if wantRebalance || cur.records == 0 {
-			// Nothing polled is outstanding once the flusher is idle: let a
-			// waiting rebalance through (a no-op when none waits).
-			if r.waitIdle(pollCtx) {
-				r.rebalance.Store(false)
-				r.cl.AllowRebalance()
+			if wantRebalance || cur.records == 0 {
+				// Nothing polled is outstanding once the flusher is idle:
+				// let a waiting rebalance through (a no-op when none
+				// waits).
+				if r.waitIdle(pollCtx) {
+					r.rebalance.Store(false)
+					r.cl.AllowRebalance()
+				}
 			}
-		}
+			return nil
+		}}
+	if err := l.Run(pollCtx); err != nil {
+		r.o.log.Error("fetch failed for good", "err", err)
+		r.fail(err)
 	}
 
 	// Stopping: insert and commit what was polled, under the stop deadline

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -121,42 +122,37 @@ func (k *KafkaSource) Records(ctx context.Context, fn func(joiner.Record) error)
 	for _, ps := range remaining {
 		left += len(ps)
 	}
-	for left > 0 {
-		// A range that ends on a transaction marker never returns its
-		// last offset: when nothing comes for a while, it has been read.
-		pctx, pcancel := context.WithTimeout(ctx, idleEnd)
-		fs := cl.PollFetches(pctx)
-		pcancel()
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("unable to read the history: %w", err)
-		}
-		if fs.NumRecords() == 0 && pctx.Err() != nil {
-			return nil
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			ferr = fmt.Errorf("unable to read %s[%d]: %w", t, p, err)
-		})
-		if ferr != nil {
-			return ferr
-		}
-		var cbErr error
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := remaining[r.Topic][r.Partition]
-			if cbErr != nil || !ok || r.Offset >= end {
-				return
+	// A range that ends on a transaction marker never returns its last
+	// offset: when nothing comes for a while, it has been read.
+	l := &kafka.Loop{Name: "replay history", Poller: cl, Idle: func() time.Duration { return idleEnd },
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			if fs.NumRecords() == 0 {
+				return kafka.ErrStop
 			}
-			cbErr = fn(joiner.Record{Kind: kinds[r.Topic], Value: r.Value, Source: joiner.Source{
-				Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Timestamp: r.Timestamp.UnixNano(),
-			}})
-			if r.Offset+1 >= end {
-				delete(remaining[r.Topic], r.Partition)
-				left--
+			var cbErr error
+			fs.EachRecord(func(r *kgo.Record) {
+				end, ok := remaining[r.Topic][r.Partition]
+				if cbErr != nil || !ok || r.Offset >= end {
+					return
+				}
+				cbErr = fn(joiner.Record{Kind: kinds[r.Topic], Value: r.Value, Source: joiner.Source{
+					Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Timestamp: r.Timestamp.UnixNano(),
+				}})
+				if r.Offset+1 >= end {
+					delete(remaining[r.Topic], r.Partition)
+					left--
+				}
+			})
+			if cbErr == nil && left == 0 {
+				return kafka.ErrStop
 			}
-		})
-		if cbErr != nil {
 			return cbErr
-		}
+		}}
+	if err := l.Run(ctx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("unable to read the history: %w", err)
 	}
 	return nil
 }

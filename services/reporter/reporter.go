@@ -35,6 +35,7 @@ type Reporter struct {
 	stats  *Stats
 	cancel context.CancelFunc
 	done   chan struct{}
+	failed chan error
 }
 
 // Option configures a Reporter.
@@ -79,11 +80,15 @@ func New(f *kafka.Factory, cat *topics.Catalog, opts ...Option) (*Reporter, erro
 	if o.every <= 0 || o.window < 1 {
 		return nil, fmt.Errorf("invalid reporter settings: interval %s, window %d", o.every, o.window)
 	}
-	return &Reporter{factory: f, catalog: cat, o: o, log: o.log.With("service", "reporter")}, nil
+	return &Reporter{factory: f, catalog: cat, o: o, log: o.log.With("service", "reporter"), failed: make(chan error, 1)}, nil
 }
 
 // Name implements app.Service.
 func (r *Reporter) Name() string { return "reporter" }
+
+// Failed implements app.Failer: it yields when the reporter cannot read
+// its topics for good (a fetch that retrying cannot fix).
+func (r *Reporter) Failed() <-chan error { return r.failed }
 
 // Start implements app.Service.
 func (r *Reporter) Start(ctx context.Context) error {
@@ -113,15 +118,19 @@ func (r *Reporter) run(ctx context.Context) {
 	polled := make(chan kgo.Fetches)
 	go func() {
 		defer close(polled)
-		for {
-			fs := r.cl.PollRecords(ctx, 1000)
-			if ctx.Err() != nil || fs.IsClientClosed() {
-				return
-			}
+		l := &kafka.Loop{Name: "reporter", Poller: r.cl, Max: 1000, Log: r.log,
+			Handle: func(ctx context.Context, fs kgo.Fetches) error {
+				select {
+				case polled <- fs:
+					return nil
+				case <-ctx.Done():
+					return kafka.ErrStop
+				}
+			}}
+		if err := l.Run(ctx); err != nil {
 			select {
-			case polled <- fs:
-			case <-ctx.Done():
-				return
+			case r.failed <- fmt.Errorf("reporter stopped reading: %w", err):
+			default:
 			}
 		}
 	}()

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -213,46 +212,42 @@ func (c *catchUp) readEmpty(ctx context.Context, from map[partitionKey]int64) (m
 		open[k] = true
 	}
 	out := map[partitionKey]bool{}
-	for len(open) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, catchUpReadIdle)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				ferr = errors.Join(ferr, fmt.Errorf("unable to read %s[%d]: %w", t, p, err))
+	l := &Loop{Name: "catch-up read", Poller: cl, Idle: func() time.Duration { return catchUpReadIdle },
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			if fs.NumRecords() == 0 {
+				// Nothing came: the range holds only aborted records whose
+				// markers lie past the end, so nothing committed is left.
+				for k := range open {
+					out[k] = true
+				}
+				return ErrStop
 			}
-		})
-		if ferr != nil {
-			return nil, ferr
-		}
-		if fs.NumRecords() == 0 && pctx.Err() != nil {
-			// Nothing came: the range holds only aborted records whose
-			// markers lie past the end, so nothing committed is left.
-			for k := range open {
-				out[k] = true
+			fs.EachRecord(func(r *kgo.Record) {
+				k := partitionKey{r.Topic, r.Partition}
+				if !open[k] {
+					return
+				}
+				end := c.ends[k]
+				switch {
+				case r.Offset < end && !r.Attrs.IsControl():
+					out[k] = false // a committed record the group has not consumed
+				case r.Offset >= end-1:
+					out[k] = true // reached the end through markers only
+				default:
+					return // a marker before the end: read on
+				}
+				delete(open, k)
+			})
+			if len(open) == 0 {
+				return ErrStop
 			}
-			break
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			k := partitionKey{r.Topic, r.Partition}
-			if !open[k] {
-				return
-			}
-			end := c.ends[k]
-			switch {
-			case r.Offset < end && !r.Attrs.IsControl():
-				out[k] = false // a committed record the group has not consumed
-			case r.Offset >= end-1:
-				out[k] = true // reached the end through markers only
-			default:
-				return // a marker before the end: read on
-			}
-			delete(open, k)
-		})
+			return nil
+		}}
+	if err := l.Run(ctx); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

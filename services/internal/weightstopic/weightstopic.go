@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 )
 
 // Reader reads one policy's weights from a client consuming the topic from
@@ -85,26 +86,31 @@ func (w *Reader) CatchUp(ctx context.Context, timeout time.Duration) (*eventspb.
 		}
 	})
 	var best *eventspb.Weights
-	for len(want) > 0 {
-		fs := w.Client.PollFetches(ctx)
-		if ctx.Err() != nil {
-			// The end offset can lie past the last record a consumer
-			// sees (a transaction marker): go on with what was read.
-			w.Log.Warn("weights topic not read to its end in time; using the newest version read",
-				"topic", w.Topic, "timeout", timeout, "version", best.GetVersion(), "found", best != nil)
-			return best, nil
+	l := &kafka.Loop{Name: "weights catch-up", Poller: w.Client, Log: w.Log,
+		Handle: func(_ context.Context, fs kgo.Fetches) error {
+			fs.EachRecord(func(r *kgo.Record) {
+				if l, ok := w.Accept(r, best.GetVersion(), best != nil); ok {
+					best = l
+				}
+				if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
+					delete(want, r.Partition)
+				}
+			})
+			if len(want) == 0 {
+				return kafka.ErrStop
+			}
+			return nil
+		}}
+	if len(want) > 0 {
+		if err := l.Run(ctx); err != nil {
+			return nil, fmt.Errorf("unable to read %s: %w", w.Topic, err)
 		}
-		fs.EachError(func(t string, p int32, err error) {
-			w.Log.Warn("unable to fetch weights", "topic", t, "partition", p, "err", err)
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			if l, ok := w.Accept(r, best.GetVersion(), best != nil); ok {
-				best = l
-			}
-			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
-		})
+	}
+	if len(want) > 0 {
+		// The end offset can lie past the last record a consumer sees (a
+		// transaction marker): go on with what was read.
+		w.Log.Warn("weights topic not read to its end in time; using the newest version read",
+			"topic", w.Topic, "timeout", timeout, "version", best.GetVersion(), "found", best != nil)
 	}
 	return best, nil
 }
