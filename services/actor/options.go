@@ -40,15 +40,6 @@ const (
 	ModeRaw Mode = "raw"
 )
 
-// ParseMode parses "async", "sync", "sync-step" or "raw".
-func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case ModeAsync, ModeSync, ModeSyncStep, ModeRaw:
-		return Mode(s), nil
-	}
-	return "", fmt.Errorf("unknown actor mode %q: want async, sync, sync-step or raw", s)
-}
-
 // Option configures a Service.
 type Option func(*options)
 
@@ -257,16 +248,11 @@ func WithMetrics(reg prometheus.Registerer) Option { return func(o *options) { o
 // "actor").
 func WithInstanceID(id string) Option { return func(o *options) { o.instance = id } }
 
+// validate checks the knobs that only code sets. The ones a user sets
+// (executors, browsers, mode, browser nice, policy name) are checked where
+// they are read, in config.Actor, and nowhere else.
 func (o *options) validate() error {
 	switch {
-	case o.browserNice < -20 || o.browserNice > 19:
-		return fmt.Errorf("invalid browser nice %d: want -20..19", o.browserNice)
-	case o.executors < 1 || o.executors > 256:
-		return fmt.Errorf("invalid executor count %d: want 1..256", o.executors)
-	case o.browsers < 0 || o.browsers > o.executors:
-		return fmt.Errorf("invalid browser count %d: want 1..executors (%d)", o.browsers, o.executors)
-	case o.mode != ModeAsync && o.mode != ModeSync && o.mode != ModeSyncStep && o.mode != ModeRaw:
-		return fmt.Errorf("invalid actor mode %q: want async, sync, sync-step or raw", o.mode)
 	case o.frameMaxSide < 8 || o.frameMaxSide > 4096:
 		return fmt.Errorf("invalid frame size %d: want 8..4096", o.frameMaxSide)
 	case o.frameFormat != "jpeg" && o.frameFormat != "png":
@@ -275,8 +261,6 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid JPEG quality %d: want 1..100", o.jpegQuality)
 	case o.maxSteps < 1:
 		return fmt.Errorf("invalid max steps %d: must be positive", o.maxSteps)
-	case o.policyName == "":
-		return fmt.Errorf("invalid policy name: empty")
 	case o.telemetryEvery <= 0:
 		return fmt.Errorf("invalid telemetry window %s: must be positive", o.telemetryEvery)
 	}

@@ -279,9 +279,8 @@ func TestTimeSplitWindows(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	for name, o := range map[string]Option{
-		"executors": WithExecutors(0), "browsers": WithBrowsers(9), "mode": WithMode("fast"),
 		"format": WithFrameFormat("gif"), "side": WithFrameMaxSide(2), "steps": WithMaxSteps(0),
-		"quality": WithJPEGQuality(101), "policy": WithPolicyName(""),
+		"quality": WithJPEGQuality(101),
 	} {
 		opts := defaultOptions()
 		o(&opts)
@@ -291,12 +290,6 @@ func TestOptionsValidate(t *testing.T) {
 		if err := opts.validate(); err == nil {
 			t.Errorf("%s: invalid option accepted", name)
 		}
-	}
-	if _, err := ParseMode("sync"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ParseMode("both"); err == nil {
-		t.Fatal("mode both accepted")
 	}
 }
 

@@ -1,11 +1,12 @@
 package learner
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // Sampling is how the replay buffer picks a batch.
@@ -27,13 +28,12 @@ const (
 	Epochs Sampling = "epochs"
 )
 
+// Samplings are the ways -replay offers.
+var Samplings = []Sampling{FIFO, Prioritized, Epochs}
+
 // ParseSampling checks a flag value.
 func ParseSampling(s string) (Sampling, error) {
-	switch x := Sampling(s); x {
-	case FIFO, Prioritized, Epochs:
-		return x, nil
-	}
-	return "", fmt.Errorf("unknown replay sampling %q (want fifo, prioritized or epochs)", s)
+	return enum.Parse("replay sampling", s, Samplings...)
 }
 
 // Prioritized replay's exponent and floor.

@@ -8,6 +8,7 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
@@ -27,13 +28,12 @@ const (
 	GRPO Algo = "grpo"
 )
 
+// Algos are the objectives -algo offers.
+var Algos = []Algo{PPO, Reinforce, GRPO}
+
 // ParseAlgo checks a flag value.
 func ParseAlgo(s string) (Algo, error) {
-	switch a := Algo(s); a {
-	case PPO, Reinforce, GRPO:
-		return a, nil
-	}
-	return "", fmt.Errorf("unknown algorithm %q (want ppo, reinforce or grpo)", s)
+	return enum.Parse("algorithm", s, Algos...)
 }
 
 // Hyper are the optimisation settings.

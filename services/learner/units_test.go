@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 )
 
 func TestReplayBalancesTasksAndEvicts(t *testing.T) {
@@ -222,4 +224,26 @@ func TestParseFlags(t *testing.T) {
 	if _, err := ParseSampling("lifo"); err == nil {
 		t.Error("unknown sampling accepted")
 	}
+}
+
+// TestConfigListsTheLearnersChoices: config checks -algo and -replay
+// against its own lists (it is a leaf and cannot import the learner);
+// they must be the learner's.
+func TestConfigListsTheLearnersChoices(t *testing.T) {
+	for what, pair := range map[string][2][]string{
+		"-algo":   {config.Algos, asStrings(Algos)},
+		"-replay": {config.Samplings, asStrings(Samplings)},
+	} {
+		if !slices.Equal(pair[0], pair[1]) {
+			t.Errorf("config's %s values %v, the learner's %v", what, pair[0], pair[1])
+		}
+	}
+}
+
+func asStrings[T ~string](vals []T) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out
 }

@@ -3,8 +3,8 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
-	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // Split is a part of the train/test split by site.
@@ -21,15 +21,7 @@ const (
 
 // ParseSplit parses "train", "test" or "all".
 func ParseSplit(s string) (Split, error) {
-	switch Split(strings.ToLower(strings.TrimSpace(s))) {
-	case SplitTrain:
-		return SplitTrain, nil
-	case SplitTest:
-		return SplitTest, nil
-	case SplitAll:
-		return SplitAll, nil
-	}
-	return "", fmt.Errorf("unknown split %q: want train, test or all", s)
+	return enum.Parse("split", s, SplitTrain, SplitTest, SplitAll)
 }
 
 // Serves reports whether a server of split s serves a site of split site.

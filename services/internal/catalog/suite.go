@@ -1,8 +1,9 @@
 package catalog
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // Suite names a set of tasks: the built-in families, the MiniWoB++
@@ -18,15 +19,10 @@ const (
 
 // ParseSuite parses a suite name ("" is builtin).
 func ParseSuite(s string) (Suite, error) {
-	switch Suite(strings.ToLower(strings.TrimSpace(s))) {
-	case "", SuiteBuiltin:
+	if strings.TrimSpace(s) == "" {
 		return SuiteBuiltin, nil
-	case SuiteMiniWoB:
-		return SuiteMiniWoB, nil
-	case SuiteAll:
-		return SuiteAll, nil
 	}
-	return "", fmt.Errorf("unknown suite %q: want builtin, miniwob or all", s)
+	return enum.Parse("suite", s, SuiteBuiltin, SuiteMiniWoB, SuiteAll)
 }
 
 // HasBuiltin reports whether the suite holds the built-in families.

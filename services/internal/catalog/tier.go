@@ -2,7 +2,8 @@ package catalog
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // Tier is a family's difficulty, by its number of facts (and so of steps).
@@ -34,14 +35,10 @@ func (t Tier) StepBudget() uint32 {
 }
 
 // ParseTier parses a tier name (easy, medium, hard).
-func ParseTier(s string) (Tier, error) {
-	for _, t := range []Tier{Easy, Medium, Hard} {
-		if strings.EqualFold(s, t.String()) {
-			return t, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown tier %q: want easy, medium or hard", s)
-}
+func ParseTier(s string) (Tier, error) { return enum.ParseNamed("tier", s, Tiers...) }
+
+// Tiers are the rated tiers, easiest first.
+var Tiers = []Tier{Easy, Medium, Hard}
 
 func (t Tier) String() string {
 	switch t {

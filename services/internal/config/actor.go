@@ -3,7 +3,12 @@ package config
 import (
 	"flag"
 	"fmt"
+	"strings"
 )
+
+// ActorModes are the modes an actor target runs (the values of actor.Mode
+// less raw, which only the rollout bench asks for).
+var ActorModes = []string{"async", "sync", "sync-step"}
 
 // Actor configures the actor target.
 type Actor struct {
@@ -82,13 +87,17 @@ func (a *Actor) validate() error {
 	if a.PolicyName == "" {
 		a.PolicyName = "default"
 	}
+	a.Mode = strings.ToLower(strings.TrimSpace(a.Mode))
+	if err := oneOf("-actor-mode", a.Mode, ActorModes...); err != nil {
+		return err
+	}
 	switch {
 	case a.Executors < 1 || a.Executors > 256:
 		return fmt.Errorf("invalid -executors %d: want 1..256", a.Executors)
 	case a.Browsers < 0 || a.Browsers > a.Executors:
 		return fmt.Errorf("invalid -browsers %d: want 0..executors (%d)", a.Browsers, a.Executors)
-	case a.Mode != "async" && a.Mode != "sync" && a.Mode != "sync-step":
-		return fmt.Errorf("invalid -actor-mode %q: want async, sync or sync-step", a.Mode)
+	case a.BrowserNice < -20 || a.BrowserNice > 19:
+		return fmt.Errorf("invalid -browser-nice %d: want -20..19", a.BrowserNice)
 	}
 	return nil
 }

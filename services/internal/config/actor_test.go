@@ -23,7 +23,7 @@ func TestActorFlags(t *testing.T) {
 	if err != nil || d.Actor.Executors != 4 || d.Actor.Mode != "async" || d.Actor.AllowedOrigins != nil || d.Webenv.LatencyProfile != "none" {
 		t.Fatalf("defaults %+v %+v, %v", d.Actor, d.Webenv, err)
 	}
-	for _, args := range [][]string{{"-executors=300"}, {"-executors=-1"}, {"-executors=4", "-browsers=5"}, {"-actor-mode=fast"}} {
+	for _, args := range [][]string{{"-executors=300"}, {"-executors=-1"}, {"-executors=4", "-browsers=5"}, {"-actor-mode=fast"}, {"-actor-mode=raw"}, {"-browser-nice=20"}} {
 		if _, err := Parse(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}

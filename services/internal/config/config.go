@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // EmbeddedBroker is the Brokers value that starts franz-go's in-process fake
@@ -221,6 +224,15 @@ func (c *Config) parseLevel(s string) error {
 	return nil
 }
 
+// oneOf checks that v is one of vals (ignoring case), in the one error form
+// of the config's flags: `invalid -flag "v": want a, b or c`.
+func oneOf(flag, v string, vals ...string) error {
+	if _, err := enum.Parse(flag, v, vals...); err != nil {
+		return fmt.Errorf("invalid %s %q: want %s", flag, v, enum.List(vals...))
+	}
+	return nil
+}
+
 // Validate checks the values that flag parsing cannot.
 func (c *Config) Validate() error {
 	if len(c.Brokers) == 0 {
@@ -237,10 +249,10 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("invalid -brokers entry %q: %v", b, err)
 		}
 	}
-	switch c.Kafka.SASLMechanism {
-	case "", "plain", "scram-sha-256", "scram-sha-512":
-	default:
-		return fmt.Errorf("invalid -kafka-sasl-mechanism %q: want plain, scram-sha-256 or scram-sha-512", c.Kafka.SASLMechanism)
+	if c.Kafka.SASLMechanism != "" {
+		if err := oneOf("-kafka-sasl-mechanism", c.Kafka.SASLMechanism, "plain", "scram-sha-256", "scram-sha-512"); err != nil {
+			return err
+		}
 	}
 	if c.Kafka.SASLMechanism != "" && (c.Kafka.SASLUser == "" || c.Kafka.SASLPassword == "") {
 		return errors.New("invalid Kafka SASL config: -kafka-sasl-mechanism needs a user and a password")
@@ -248,8 +260,8 @@ func (c *Config) Validate() error {
 	if (c.Kafka.TLSCertFile == "") != (c.Kafka.TLSKeyFile == "") {
 		return errors.New("invalid Kafka TLS config: -kafka-tls-cert and -kafka-tls-key go together")
 	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("invalid -log-format %q: want text or json", c.LogFormat)
+	if err := oneOf("-log-format", c.LogFormat, "text", "json"); err != nil {
+		return err
 	}
 	for name, addr := range map[string]string{"-admin-addr": c.AdminAddr, "-clickhouse-addr": c.ClickHouse.Addr, "-webenv-addr": c.WebenvAddr, "-dashboard-addr": c.DashboardAddr} {
 		if err := checkHostPort(addr); err != nil {
@@ -274,12 +286,15 @@ func (c *Config) Validate() error {
 	if c.Run.Duration < 0 {
 		return fmt.Errorf("invalid -duration %s: want >= 0", c.Run.Duration)
 	}
-	switch c.Suite = strings.ToLower(strings.TrimSpace(c.Suite)); c.Suite {
-	case "":
-		c.Suite = "builtin"
-	case "builtin", "miniwob", "all":
-	default:
-		return fmt.Errorf("invalid -suite %q: want builtin, miniwob or all", c.Suite)
+	suite, err := catalog.ParseSuite(c.Suite)
+	if err != nil {
+		return fmt.Errorf("invalid -suite: %w", err)
+	}
+	c.Suite = string(suite)
+	if c.Webenv.Split != "" {
+		if _, err := catalog.ParseSplit(c.Webenv.Split); err != nil {
+			return fmt.Errorf("invalid -webenv-split: %w", err)
+		}
 	}
 	switch c.Loop = strings.ToLower(strings.TrimSpace(c.Loop)); c.Loop {
 	case "":

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // Learner configures the learner target and its task scheduler.
@@ -66,21 +68,29 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")
 }
 
+// Algos and Samplings are the values of -algo and -replay: learner.Algos and
+// learner.Samplings, which a learner test holds them to (config is a leaf
+// and cannot import the learner).
+var (
+	Algos     = []string{"ppo", "reinforce", "grpo"}
+	Samplings = []string{"fifo", "prioritized", "epochs"}
+)
+
 func (l *Learner) validate() error {
-	switch l.Algo {
-	case "", "ppo", "reinforce", "grpo":
-	default:
-		return fmt.Errorf("invalid -algo %q: want ppo, reinforce or grpo", l.Algo)
+	if l.Algo != "" {
+		if err := oneOf("-algo", l.Algo, Algos...); err != nil {
+			return err
+		}
 	}
-	switch l.Replay {
-	case "", "fifo", "prioritized", "epochs":
-	default:
-		return fmt.Errorf("invalid -replay %q: want fifo, prioritized or epochs", l.Replay)
+	if l.Replay != "" {
+		if err := oneOf("-replay", l.Replay, Samplings...); err != nil {
+			return err
+		}
 	}
-	switch l.MaxTier {
-	case "", "easy", "medium", "hard":
-	default:
-		return fmt.Errorf("invalid -max-tier %q: want easy, medium or hard", l.MaxTier)
+	if l.MaxTier != "" {
+		if _, err := catalog.ParseTier(l.MaxTier); err != nil {
+			return fmt.Errorf("invalid -max-tier: %w", err)
+		}
 	}
 	switch {
 	case l.BatchSize < 0 || l.BatchSize > 4096:

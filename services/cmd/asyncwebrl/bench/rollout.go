@@ -122,12 +122,9 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if v, ok := vals["modes"]; ok {
 		modes = modes[:0]
 		for _, m := range config.SplitList(v) {
-			mode, err := actor.ParseMode(m)
-			if m == string(modeAsyncPairs) {
-				mode, err = modeAsyncPairs, nil
-			}
-			if err != nil {
-				return nil, cmdkit.Usage(fmt.Errorf("invalid --modes %q: %w (or async-pairs)", v, err))
+			mode := actor.Mode(m)
+			if valid := append(slices.Clone(config.ActorModes), string(actor.ModeRaw), string(modeAsyncPairs)); !slices.Contains(valid, m) {
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --modes %q: want a comma list of %s", v, strings.Join(valid, ", ")))
 			}
 			if !slices.Contains(modes, mode) {
 				modes = append(modes, mode)

@@ -21,10 +21,7 @@ func newActor(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, cmdkit.Usage(fmt.Errorf("invalid -browser-flags: %w", err))
 	}
-	mode, err := actor.ParseMode(a.Mode)
-	if err != nil {
-		return nil, cmdkit.Usage(err)
-	}
+	mode := actor.Mode(a.Mode) // config.Actor checked it
 	shaping, err := webenv.ParseShaping(a.Shaping)
 	if err != nil {
 		return nil, cmdkit.Usage(fmt.Errorf("invalid -shaping: %w", err))
