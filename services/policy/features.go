@@ -197,6 +197,16 @@ func stateOf(el *eventspb.Element) elemState {
 // the same observation. An empty frame gives a zero frame; an undecodable one
 // is an error.
 func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
+	z, err := a.featurizeThrough(obs, "")
+	if err != nil {
+		return nil, err
+	}
+	return z.f, nil
+}
+
+// featurizeThrough runs the stages up to and including the one called last
+// (all of them when last is empty).
+func (a *Architecture) featurizeThrough(obs *eventspb.Observation, last string) (*featurizer, error) {
 	if obs == nil {
 		return nil, fmt.Errorf("unable to featurize: nil observation")
 	}
@@ -225,17 +235,37 @@ func (a *Architecture) Featurize(obs *eventspb.Observation) (*Features, error) {
 	}
 
 	z := &featurizer{a: a, obs: obs, f: f}
-	if err := z.frame(); err != nil {
-		return nil, err
+	for _, st := range featurizeStages {
+		if err := st.run(z); err != nil {
+			return nil, err
+		}
+		if st.name == last {
+			break
+		}
 	}
-	z.instruction()
-	z.elements()
-	z.typingDone()
-	z.choosingDone()
-	z.candidates()
-	z.selectMasks()
-	z.typeMask()
-	return f, nil
+	return z, nil
+}
+
+// featurizeStages are Featurize's stages in their order; each reads what
+// the ones before it left in the featurizer. The per-stage golden files
+// (testdata/stages) run a prefix of them and print what the last one wrote.
+var featurizeStages = []struct {
+	name string
+	run  func(*featurizer) error
+}{
+	{"frame", (*featurizer).frame},
+	{"instruction", stage((*featurizer).instruction)},
+	{"elements", stage((*featurizer).elements)},
+	{"typing-done", stage((*featurizer).typingDone)},
+	{"choosing-done", stage((*featurizer).choosingDone)},
+	{"candidates", stage((*featurizer).candidates)},
+	{"select-masks", stage((*featurizer).selectMasks)},
+	{"type-mask", stage((*featurizer).typeMask)},
+}
+
+// stage adapts a stage that cannot fail.
+func stage(fn func(*featurizer)) func(*featurizer) error {
+	return func(z *featurizer) error { fn(z); return nil }
 }
 
 // featurizer is one Featurize call's state, shared by its stages (in this

@@ -35,43 +35,7 @@ func TestFeaturizeGolden(t *testing.T) {
 			if d.Cmd != "featurize" {
 				d.Fatalf(t, "unknown command %q", d.Cmd)
 			}
-			a := DefaultArchitecture()
-			obs := &eventspb.Observation{}
-			if err := prototext.Unmarshal([]byte(d.Input), obs); err != nil {
-				d.Fatalf(t, "unable to parse the observation: %v", err)
-			}
-			fills := map[image.Rectangle]color.RGBA{}
-			var fw, fh int
-			for _, arg := range d.CmdArgs {
-				switch arg.Key {
-				case "frame":
-					if _, err := fmt.Sscanf(arg.Vals[0], "%dx%d", &fw, &fh); err != nil {
-						d.Fatalf(t, "frame=%s: want WxH", arg.Vals[0])
-					}
-				case "rect":
-					if len(arg.Vals) != 5 {
-						d.Fatalf(t, "rect wants (x,y,w,h,rrggbb)")
-					}
-					var n [4]int
-					for i := range n {
-						n[i], _ = strconv.Atoi(arg.Vals[i])
-					}
-					c, err := strconv.ParseUint(arg.Vals[4], 16, 32)
-					if err != nil {
-						d.Fatalf(t, "rect colour %q: %v", arg.Vals[4], err)
-					}
-					fills[image.Rect(n[0], n[1], n[0]+n[2], n[1]+n[3])] = color.RGBA{R: uint8(c >> 16), G: uint8(c >> 8), B: uint8(c), A: 255}
-				case "max-elements":
-					a.MaxElements, _ = strconv.Atoi(arg.Vals[0])
-				case "max-candidates":
-					a.MaxCandidates, _ = strconv.Atoi(arg.Vals[0])
-				default:
-					d.Fatalf(t, "unknown argument %q", arg.Key)
-				}
-			}
-			if fw > 0 {
-				obs.Frame = pngFrame(t, fw, fh, fills)
-			}
+			a, obs := goldenObservation(t, d)
 			f, err := a.Featurize(obs)
 			if err != nil {
 				return fmt.Sprintf("error: %v\n", err)
@@ -79,6 +43,52 @@ func TestFeaturizeGolden(t *testing.T) {
 			return dumpFeatures(&a, f)
 		})
 	})
+}
+
+// goldenObservation reads a golden case's architecture and observation:
+// the arguments of featurize (frame, rect, max-elements, max-candidates;
+// others are left to the caller) and the Observation as protobuf text.
+func goldenObservation(t *testing.T, d *datadriven.TestData) (Architecture, *eventspb.Observation) {
+	t.Helper()
+	a := DefaultArchitecture()
+	obs := &eventspb.Observation{}
+	if err := prototext.Unmarshal([]byte(d.Input), obs); err != nil {
+		d.Fatalf(t, "unable to parse the observation: %v", err)
+	}
+	fills := map[image.Rectangle]color.RGBA{}
+	var fw, fh int
+	for _, arg := range d.CmdArgs {
+		switch arg.Key {
+		case "frame":
+			if _, err := fmt.Sscanf(arg.Vals[0], "%dx%d", &fw, &fh); err != nil {
+				d.Fatalf(t, "frame=%s: want WxH", arg.Vals[0])
+			}
+		case "rect":
+			if len(arg.Vals) != 5 {
+				d.Fatalf(t, "rect wants (x,y,w,h,rrggbb)")
+			}
+			var n [4]int
+			for i := range n {
+				n[i], _ = strconv.Atoi(arg.Vals[i])
+			}
+			c, err := strconv.ParseUint(arg.Vals[4], 16, 32)
+			if err != nil {
+				d.Fatalf(t, "rect colour %q: %v", arg.Vals[4], err)
+			}
+			fills[image.Rect(n[0], n[1], n[0]+n[2], n[1]+n[3])] = color.RGBA{R: uint8(c >> 16), G: uint8(c >> 8), B: uint8(c), A: 255}
+		case "max-elements":
+			a.MaxElements, _ = strconv.Atoi(arg.Vals[0])
+		case "max-candidates":
+			a.MaxCandidates, _ = strconv.Atoi(arg.Vals[0])
+		case "stage":
+		default:
+			d.Fatalf(t, "unknown argument %q", arg.Key)
+		}
+	}
+	if fw > 0 {
+		obs.Frame = pngFrame(t, fw, fh, fills)
+	}
+	return a, obs
 }
 
 func dumpFeatures(a *Architecture, f *Features) string {
