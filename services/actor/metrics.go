@@ -1,11 +1,11 @@
 package actor
 
 import (
-	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/prom"
 )
 
 // metrics are the actor's Prometheus series. Labels are limited to topic,
@@ -27,51 +27,23 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	var err error
-	ns, sub := "asyncwebrl", "actor"
-	cv := func(name, help string, labels ...string) *prometheus.CounterVec {
-		return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: name, Help: help}, labels), &err)
-	}
-	c := func(name, help string) prometheus.Counter {
-		return register(reg, prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: name, Help: help}), &err)
-	}
+	s := prom.New(reg, "actor")
 	m := &metrics{
-		steps:         cv("steps_total", "Actions executed, by mode.", "mode"),
-		episodes:      cv("episodes_total", "Episodes ended, by result (success, failure, truncated, aborted).", "result"),
-		aborted:       cv("aborted_episodes_total", "Episodes recorded as aborted, by reason (crash, unstable, stopped, error).", "reason"),
-		blocked:       c("blocked_requests_total", "Browser requests to origins outside the allowlist, failed in the browser."),
-		restarts:      c("browser_restarts_total", "Chromium processes restarted after a crash or a failed health check."),
-		swaps:         c("weights_swaps_total", "New policy versions swapped into the inference server."),
-		badInputs:     cv("bad_inputs_total", "Consumed records skipped, by topic kind (tasks, weights).", "kind"),
-		produced:      cv("events_produced_total", "Events acknowledged by Kafka, by topic.", "topic"),
-		produceErrors: cv("produce_errors_total", "Events Kafka did not acknowledge, by topic.", "topic"),
-		unstable:      c("unstable_observations_total", "Observations published with stable=false (the detector's timeout)."),
-		version: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "policy_version",
-			Help: "Weights version the inference server serves."}), &err),
-		inference: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "inference_seconds",
-			Help: "ONNX Runtime time of the batch that held an action.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14)}), &err),
-		batchSize: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
-			Help: "Size of the inference batch that held an action.", Buckets: prometheus.LinearBuckets(1, 2, 16)}), &err),
+		steps:         s.CounterVec("steps_total", "Actions executed, by mode.", "mode"),
+		episodes:      s.CounterVec("episodes_total", "Episodes ended, by result (success, failure, truncated, aborted).", "result"),
+		aborted:       s.CounterVec("aborted_episodes_total", "Episodes recorded as aborted, by reason (crash, unstable, stopped, error).", "reason"),
+		blocked:       s.Counter("blocked_requests_total", "Browser requests to origins outside the allowlist, failed in the browser."),
+		restarts:      s.Counter("browser_restarts_total", "Chromium processes restarted after a crash or a failed health check."),
+		swaps:         s.Counter("weights_swaps_total", "New policy versions swapped into the inference server."),
+		badInputs:     s.CounterVec("bad_inputs_total", "Consumed records skipped, by topic kind (tasks, weights).", "kind"),
+		produced:      s.CounterVec("events_produced_total", "Events acknowledged by Kafka, by topic.", "topic"),
+		produceErrors: s.CounterVec("produce_errors_total", "Events Kafka did not acknowledge, by topic.", "topic"),
+		unstable:      s.Counter("unstable_observations_total", "Observations published with stable=false (the detector's timeout)."),
+		version:       s.Gauge("policy_version", "Weights version the inference server serves."),
+		inference:     s.Histogram("inference_seconds", "ONNX Runtime time of the batch that held an action.", prometheus.ExponentialBuckets(0.0001, 2, 14)),
+		batchSize:     s.Histogram("batch_size", "Size of the inference batch that held an action.", prometheus.LinearBuckets(1, 2, 16)),
 	}
-	if err != nil {
-		return nil, fmt.Errorf("unable to register actor metrics: %w", err)
-	}
-	return m, nil
-}
-
-// register registers c, or reuses the collector already registered under
-// its name (a second actor in one process, as in bench rollout).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		*errp = errors.Join(*errp, err)
-	}
-	return c
+	return m, s.Err()
 }
 
 // Stats are the actor's running totals (for tests and the benchmark).

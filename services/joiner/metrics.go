@@ -1,11 +1,11 @@
 package joiner
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/prom"
 )
 
 // metrics are counted per committed transaction only, so an aborted batch
@@ -30,53 +30,25 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	var err error
-	c := func(name, help string) prometheus.Counter {
-		return register(reg, prometheus.NewCounter(prometheus.CounterOpts{Namespace: "asyncwebrl", Subsystem: "joiner", Name: name, Help: help}), &err)
-	}
-	g := func(name, help string) prometheus.Gauge {
-		return register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "asyncwebrl", Subsystem: "joiner", Name: name, Help: help}), &err)
-	}
-	cv := func(name, help, label string) *prometheus.CounterVec {
-		return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "asyncwebrl", Subsystem: "joiner", Name: name, Help: help}, []string{label}), &err)
-	}
+	s := prom.New(reg, "joiner")
 	m := &metrics{
-		consumed:     c("records_consumed_total", "Input records consumed in committed transactions."),
-		joined:       c("events_joined_total", "Input events that became part of a transition."),
-		transitions:  c("transitions_total", "Transitions written."),
-		episodes:     c("episodes_total", "Episode summaries written."),
-		deadLetters:  cv("dead_letters_total", "Input records written to the dlq, by reason code.", "reason"),
-		drops:        cv("drops_total", "Input records dropped, by reason.", "reason"),
-		abandoned:    c("episodes_abandoned_total", "Episodes closed without a done reward (no summary)."),
-		withoutTask:  c("episodes_without_task_total", "Finished episodes without a task reference (no summary)."),
-		txns:         cv("transactions_total", "Transactions ended, by result.", "result"),
-		restored:     c("restored_events_total", "Undecided events restored from the changelog."),
-		restores:     c("partition_restores_total", "Partitions whose join state was rebuilt from the changelog."),
-		sessions:     c("session_rebuilds_total", "Kafka sessions lost (broker outage, stall) and built anew."),
-		pending:      g("pending_events", "Accepted events whose fate is not decided yet."),
-		openEpisodes: g("open_episodes", "Episodes held in join state."),
-		partitions:   g("assigned_partitions", "Input partitions this member joins."),
+		consumed:     s.Counter("records_consumed_total", "Input records consumed in committed transactions."),
+		joined:       s.Counter("events_joined_total", "Input events that became part of a transition."),
+		transitions:  s.Counter("transitions_total", "Transitions written."),
+		episodes:     s.Counter("episodes_total", "Episode summaries written."),
+		deadLetters:  s.CounterVec("dead_letters_total", "Input records written to the dlq, by reason code.", "reason"),
+		drops:        s.CounterVec("drops_total", "Input records dropped, by reason.", "reason"),
+		abandoned:    s.Counter("episodes_abandoned_total", "Episodes closed without a done reward (no summary)."),
+		withoutTask:  s.Counter("episodes_without_task_total", "Finished episodes without a task reference (no summary)."),
+		txns:         s.CounterVec("transactions_total", "Transactions ended, by result.", "result"),
+		restored:     s.Counter("restored_events_total", "Undecided events restored from the changelog."),
+		restores:     s.Counter("partition_restores_total", "Partitions whose join state was rebuilt from the changelog."),
+		sessions:     s.Counter("session_rebuilds_total", "Kafka sessions lost (broker outage, stall) and built anew."),
+		pending:      s.Gauge("pending_events", "Accepted events whose fate is not decided yet."),
+		openEpisodes: s.Gauge("open_episodes", "Episodes held in join state."),
+		partitions:   s.Gauge("assigned_partitions", "Input partitions this member joins."),
 	}
-	if err != nil {
-		return nil, fmt.Errorf("unable to register joiner metrics: %w", err)
-	}
-	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name (two joiners in one process share their counters).
-func register[T prometheus.Collector](reg prometheus.Registerer, c T, errp *error) T {
-	if err := reg.Register(c); err != nil {
-		if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
-			if existing, ok := are.ExistingCollector.(T); ok {
-				return existing
-			}
-		}
-		if *errp == nil {
-			*errp = err
-		}
-	}
-	return c
+	return m, s.Err()
 }
 
 func (m *metrics) add(s Stats) {
