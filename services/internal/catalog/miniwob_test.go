@@ -168,20 +168,28 @@ func TestPrintMiniWoB(t *testing.T) {
 	}
 }
 
-// Every published figure names a task of the benchmark's table, as a
-// share in [0, 1]: a typo would silently drop a row from the comparison.
-func TestMiniWoBPublishedNamesTasks(t *testing.T) {
-	if len(MiniWoBPublished) != 56 {
-		t.Errorf("%d tasks, want the 56 of AutoWebGLM's Table 8", len(MiniWoBPublished))
+// TestMiniWoBPublishedScores: the embedded table parses, names 104 tasks of
+// the MiniWoB++ table with a human and a CC-Net score each, and a
+// malformed cell is an error naming it.
+func TestMiniWoBPublishedScores(t *testing.T) {
+	p := MiniWoBPublishedScores()
+	if len(p.Scores) != 104 || !strings.Contains(p.Source, "Synapse") {
+		t.Fatalf("%d tasks from %q, want Synapse's 104", len(p.Scores), p.Source)
 	}
-	for task, figs := range MiniWoBPublished {
-		if _, ok := MiniWoBTaskByName(MiniWoBPrefix + task); !ok {
-			t.Errorf("published figures for %q, which is not a MiniWoB++ task", task)
+	for task := range p.Scores {
+		if _, ok := MiniWoBTaskByName(task); !ok && !PublishedNotServed[task] {
+			t.Errorf("published task %q is not in the MiniWoB++ table", task)
 		}
-		for i, v := range figs {
-			if v < 0 || v > 1 {
-				t.Errorf("%s: %s = %v, want a share in [0, 1]", task, MiniWoBPublishedSources[i].Name, v)
+		for _, col := range []string{PublishedHuman, PublishedCCNet} {
+			if _, ok := p.Score(MiniWoBPrefix+task, col); !ok {
+				t.Errorf("%s has no %s score", task, col)
 			}
 		}
+	}
+	if v, ok := p.Score("miniwob/click-button", PublishedHuman); !ok || v <= 0 {
+		t.Errorf("click-button's human score %v, %v", v, ok)
+	}
+	if _, err := parsePublished("# src\ntask\tA\nx\t1.5\n"); err == nil || !strings.Contains(err.Error(), "x's A") {
+		t.Errorf("a score of 1.5 gave %v", err)
 	}
 }

@@ -205,43 +205,49 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 }
 
 // writeEvalTable writes one tier's table: per task, each model's greedy
-// success, and for MiniWoB++ tasks the mean time-decayed reward and the
-// timeouts (the figures MiniWoB++ results report beside success).
+// success; for MiniWoB++ tasks as the field reports them: the score (mean
+// raw reward), strict success (raw reward 1), success as raw reward > 0,
+// the mean time-decayed reward and the timeouts, with the published human
+// and CC-Net scores beside them.
 func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, label func(int) string) {
 	miniwob := false
 	for _, fam := range res[0].Families() {
 		miniwob = miniwob || catalog.IsMiniWoB(fam)
 	}
+	pub := catalog.MiniWoBPublishedScores()
+	published := []string{catalog.PublishedHuman, catalog.PublishedCCNet}
 	fmt.Fprintf(b, "## %s tier\n\n| task |", tier)
+	cols := 0
 	for i := range res {
-		fmt.Fprintf(b, " %s |", label(i))
+		if miniwob {
+			fmt.Fprintf(b, " %s score | %s strict | %s raw>0 | %s decayed | %s timeouts |", label(i), label(i), label(i), label(i), label(i))
+			cols += 5
+		} else {
+			fmt.Fprintf(b, " %s |", label(i))
+			cols++
+		}
 	}
-	cols := len(res)
 	if miniwob {
-		for i := range res {
-			fmt.Fprintf(b, " %s decayed | %s timeouts |", label(i), label(i))
+		for _, col := range published {
+			fmt.Fprintf(b, " %s (published) |", col)
 		}
-		cols += 2 * len(res)
-		// Published success rates beside ours (never measured here).
-		for _, src := range catalog.MiniWoBPublishedSources {
-			fmt.Fprintf(b, " %s (published) |", src.Name)
-		}
-		cols += len(catalog.MiniWoBPublishedSources)
+		cols += len(published)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", cols) + "\n")
 	for _, fam := range res[0].Families() {
 		fmt.Fprintf(b, "| %s |", fam)
 		for _, r := range res {
-			fmt.Fprintf(b, " %d/%d |", r.Success[fam], r.Episodes[fam])
+			if miniwob {
+				fmt.Fprintf(b, " %.2f | %d/%d | %d/%d | %.2f | %d |", r.MeanRaw(fam), r.Strict[fam], r.Episodes[fam],
+					r.Success[fam], r.Episodes[fam], r.MeanDecayed(fam), r.TimedOut[fam])
+			} else {
+				fmt.Fprintf(b, " %d/%d |", r.Success[fam], r.Episodes[fam])
+			}
 		}
 		if miniwob {
-			for _, r := range res {
-				fmt.Fprintf(b, " %.2f | %d |", r.MeanDecayed(fam), r.TimedOut[fam])
-			}
-			figs, ok := catalog.MiniWoBPublished[strings.TrimPrefix(fam, catalog.MiniWoBPrefix)]
-			for i := range catalog.MiniWoBPublishedSources {
-				if ok {
-					fmt.Fprintf(b, " %.0f%% |", 100*figs[i])
+			for _, col := range published {
+				if v, ok := pub.Score(fam, col); ok {
+					fmt.Fprintf(b, " %.2f |", v)
 				} else {
 					b.WriteString(" - |")
 				}
@@ -251,17 +257,19 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, lab
 	}
 	b.WriteString("| **all** |")
 	for _, r := range res {
-		fmt.Fprintf(b, " **%.0f%%** |", 100*r.Rate())
+		if miniwob {
+			fmt.Fprintf(b, " **%.2f** | **%.0f%%** | **%.0f%%** | | |", r.MeanScore(), 100*r.StrictRate(), 100*r.Rate())
+		} else {
+			fmt.Fprintf(b, " **%.0f%%** |", 100*r.Rate())
+		}
 	}
 	if miniwob {
-		b.WriteString(strings.Repeat(" |", 2*len(res)+len(catalog.MiniWoBPublishedSources)))
+		b.WriteString(strings.Repeat(" |", len(published)))
 	}
 	b.WriteString("\n\n")
 	if miniwob {
-		b.WriteString("Published columns (success rates read from the papers, not measured here; \"-\": not reported):\n")
-		for _, src := range catalog.MiniWoBPublishedSources {
-			fmt.Fprintf(b, "- %s: %s\n", src.Name, src.Citation)
-		}
-		b.WriteString("\n")
+		b.WriteString("Score: the mean raw reward per task, in [−1, 1], as the published tables count it; \"all\" is its mean over tasks. " +
+			"Strict: raw reward 1, MiniWoB++'s success. raw>0 counts a partly right answer (find-greatest's 0.1) as success.\n")
+		fmt.Fprintf(b, "Published columns (not measured here; \"-\": not reported): %s\n\n", pub.Source)
 	}
 }

@@ -2,6 +2,7 @@ package replaycmd
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -100,22 +101,31 @@ func TestEvalFlagsRejected(t *testing.T) {
 	}
 }
 
-// A MiniWoB++ table sets the published success rates beside ours, with
-// their citations, and "-" for a task no source reports.
+// A MiniWoB++ table gives each task's score (mean raw reward), strict
+// success (raw 1) and raw > 0 apart, and sets the published human and
+// CC-Net scores beside them with their citation, "-" for a task the table
+// does not report.
 func TestEvalTablePublishedColumns(t *testing.T) {
 	res := evalResult{
-		Success:  map[string]int{"miniwob/login-user": 45, "miniwob/click-test-transfer": 3},
-		Episodes: map[string]int{"miniwob/login-user": 50, "miniwob/click-test-transfer": 4},
-		TimedOut: map[string]int{}, Decayed: map[string]float64{"miniwob/login-user": 40},
+		Success:  map[string]int{"miniwob/find-greatest": 4, "miniwob/click-test-transfer": 3},
+		Strict:   map[string]int{"miniwob/find-greatest": 1, "miniwob/click-test-transfer": 3},
+		Episodes: map[string]int{"miniwob/find-greatest": 4, "miniwob/click-test-transfer": 4},
+		TimedOut: map[string]int{},
+		Raw:      map[string]float64{"miniwob/find-greatest": 1.3, "miniwob/click-test-transfer": 3},
+		Decayed:  map[string]float64{"miniwob/find-greatest": 0.8},
 	}
 	var b strings.Builder
-	writeEvalTable(&b, catalog.Easy, []evalResult{res}, func(int) string { return "default v9" })
+	writeEvalTable(&b, catalog.Easy, []evalResult{res}, func(int) string { return "v9" })
 	md := b.String()
+	pub := catalog.MiniWoBPublishedScores()
+	human, _ := pub.Score("click-test-transfer", catalog.PublishedHuman)
+	ccnet, _ := pub.Score("click-test-transfer", catalog.PublishedCCNet)
 	for _, want := range []string{
-		"| AutoWebGLM (published) | HTML-T5-XL (published) | WebN-T5-XL (published) |",
-		"| miniwob/login-user | 45/50 | 0.80 | 0 | 100% | 100% | 82% |",
-		"| miniwob/click-test-transfer | 3/4 | 0.00 | 0 | - | - | - |",
-		"AutoWebGLM Table 8",
+		"| v9 score | v9 strict | v9 raw>0 | v9 decayed | v9 timeouts | Human (published) | CCNet (published) |",
+		"| miniwob/find-greatest | 0.33 | 1/4 | 4/4 | 0.20 | 0 | - | - |",
+		fmt.Sprintf("| miniwob/click-test-transfer | 0.75 | 3/4 | 3/4 | 0.00 | 0 | %.2f | %.2f |", human, ccnet),
+		"| **all** | **0.54** | **50%** | **88%** |",
+		"Synapse",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)

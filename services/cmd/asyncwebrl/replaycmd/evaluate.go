@@ -66,13 +66,57 @@ type evalConfig struct {
 	Log  *slog.Logger
 }
 
-// evalResult is the greedy success per family on its held-out test site or
-// seeds. TimedOut counts episodes the page's own time limit ended, Decayed
-// sums the time-decayed rewards (MiniWoB++ reports its mean beside success).
+// evalResult is the greedy result per family on its held-out test site or
+// seeds. Success counts episodes that ended with raw reward > 0 (the
+// rubric's success on a built-in family); Strict those with raw reward 1,
+// MiniWoB++'s success; Raw and Decayed sum the raw and time-decayed
+// rewards, whose means are the task's score as the published tables count
+// it and the figure MiniWoB++ reports beside it. TimedOut counts episodes
+// the page's own time limit ended.
 type evalResult struct {
-	Success, Episodes, Aborted, TimedOut map[string]int
-	Decayed                              map[string]float64
-	Took                                 time.Duration
+	Success, Strict, Episodes, Aborted, TimedOut map[string]int
+	Raw, Decayed                                 map[string]float64
+	Took                                         time.Duration
+}
+
+// strictRaw is the raw reward at or above which an episode is a strict
+// success (1, less float noise).
+const strictRaw = 1 - 1e-9
+
+// MeanRaw is a family's score: the mean raw reward of its episodes, in
+// [−1, 1] on MiniWoB++.
+func (r evalResult) MeanRaw(family string) float64 {
+	if r.Episodes[family] == 0 {
+		return 0
+	}
+	return r.Raw[family] / float64(r.Episodes[family])
+}
+
+// MeanScore is the mean over families of MeanRaw (each task counts once,
+// as in the published tables).
+func (r evalResult) MeanScore() float64 {
+	s, n := 0.0, 0
+	for f := range r.Episodes {
+		s += r.MeanRaw(f)
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}
+
+// StrictRate is the overall share of strict successes.
+func (r evalResult) StrictRate() float64 {
+	s, n := 0, 0
+	for f, e := range r.Episodes {
+		s += r.Strict[f]
+		n += e
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(s) / float64(n)
 }
 
 // MeanDecayed is a family's mean time-decayed reward over its episodes.
@@ -101,7 +145,8 @@ func (r evalResult) Rate() float64 {
 // episode ids on throwaway topics, and the done rewards read back. The same
 // config evaluates two models on the same task seeds.
 func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (evalResult, error) {
-	res := evalResult{Success: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{}, Decayed: map[string]float64{}}
+	res := evalResult{Success: map[string]int{}, Strict: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{},
+		Raw: map[string]float64{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
 	c.Episodes = cmp.Or(c.Episodes, 10)
 	c.Tier = cmp.Or(c.Tier, catalog.Easy)
@@ -213,6 +258,10 @@ func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (eval
 					res.TimedOut[f]++
 				}
 				res.Decayed[f] += rw.GetDecayedReward()
+				res.Raw[f] += rw.GetRawReward()
+				if !rw.GetAborted() && rw.GetRawReward() >= strictRaw {
+					res.Strict[f]++
+				}
 				switch {
 				case rw.GetAborted():
 					res.Aborted[f]++
