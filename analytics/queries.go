@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -15,11 +16,16 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-//go:embed queries/*.sql
+//go:embed queries/*.sql queries/fragments/*.sql
 var queryFiles embed.FS
 
 // Query is one saved query of queries/: NAME.sql, whose leading comment
 // lines are its documentation (the first line is the summary).
+//
+// A line of a query that holds only {{NAME}} stands for the sub-query in
+// queries/fragments/NAME.sql, which several queries share: SQL holds that
+// file's text (less its leading comment, which documents the fragment)
+// indented as the line was. Fragments hold no {{NAME}} lines of their own.
 type Query struct {
 	Name        string
 	Summary     string
@@ -35,11 +41,17 @@ func Queries() ([]Query, error) {
 	}
 	var out []Query
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // fragments/
+		}
 		b, err := queryFiles.ReadFile(path.Join("queries", e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("unable to read saved query %s: %w", e.Name(), err)
 		}
 		q := parseQuery(strings.TrimSuffix(e.Name(), ".sql"), string(b))
+		if q.SQL, err = expandFragments(q.SQL); err != nil {
+			return nil, fmt.Errorf("unable to read saved query %s: %w", e.Name(), err)
+		}
 		out = append(out, q)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -77,6 +89,55 @@ func parseQuery(name, text string) Query {
 		q.Description = strings.Join(doc[1:], " ")
 	}
 	return q
+}
+
+// fragmentLine is a line that stands for a fragment: {{NAME}} alone.
+var fragmentLine = regexp.MustCompile(`^(\s*)\{\{([a-z0-9_]+)\}\}\s*$`)
+
+// expandFragments replaces each {{NAME}} line of sql with the fragment
+// queries/fragments/NAME.sql, each of its lines indented as that line.
+func expandFragments(sql string) (string, error) {
+	lines := strings.Split(sql, "\n")
+	for i, line := range lines {
+		m := fragmentLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		text, err := fragment(m[2])
+		if err != nil {
+			return "", err
+		}
+		body := strings.Split(text, "\n")
+		for j := range body {
+			if body[j] != "" {
+				body[j] = m[1] + body[j]
+			}
+		}
+		lines[i] = strings.Join(body, "\n")
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// fragment is queries/fragments/name.sql without its leading comment.
+func fragment(name string) (string, error) {
+	b, err := queryFiles.ReadFile(path.Join("queries", "fragments", name+".sql"))
+	if err != nil {
+		return "", fmt.Errorf("no fragment %s (queries/fragments/%s.sql)", name, name)
+	}
+	var body []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if len(body) == 0 && strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		if fragmentLine.MatchString(line) {
+			return "", fmt.Errorf("fragment %s uses a fragment (%s): fragments do not nest", name, strings.TrimSpace(line))
+		}
+		body = append(body, line)
+	}
+	if len(body) == 0 {
+		return "", fmt.Errorf("fragment %s is empty", name)
+	}
+	return strings.Join(body, "\n"), nil
 }
 
 // Params are the values a saved query's placeholders take: @since and

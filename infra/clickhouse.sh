@@ -150,22 +150,10 @@ EOF
   )
 }
 
+# wait_ready START_NS [adopt]: HTTP answers SELECT 1 (await_ready).
 wait_ready() {
-  local start=$1 i
-  for ((i = 0; i < READY_TIMEOUT * 5; i++)); do
-    if ! pid_alive "$PIDFILE"; then
-      [ "${2:-}" = adopt ] && return 2
-      tail -n 30 "$ERRFILE" "$OUTFILE" >&2 2>/dev/null || true
-      die "clickhouse: process exited during startup (logs: $LOGFILE, $ERRFILE, $OUTFILE)"
-    fi
-    if answers; then
-      log "clickhouse: ready on $HOST:$CLICKHOUSE_TCP_PORT (http :$CLICKHOUSE_HTTP_PORT, pid $(cat "$PIDFILE")) in $(elapsed_since "$start")s"
-      return 0
-    fi
-    sleep 0.2
-  done
-  tail -n 30 "$ERRFILE" "$OUTFILE" >&2 2>/dev/null || true
-  die "clickhouse: not answering SELECT 1 within ${READY_TIMEOUT}s (pid $(cat "$PIDFILE") left running; run '$0 stop')"
+  await_ready clickhouse: "$PIDFILE" "$READY_TIMEOUT" "$1" "${2:-}" answers \
+    "$HOST:$CLICKHOUSE_TCP_PORT, http :$CLICKHOUSE_HTTP_PORT" "$ERRFILE" "$OUTFILE"
 }
 
 already() { echo "clickhouse: already running on $HOST:$CLICKHOUSE_TCP_PORT (http :$CLICKHOUSE_HTTP_PORT)"; }
@@ -214,19 +202,10 @@ cmd_status() {
   return 1
 }
 
-cmd_logs() {
-  [ -f "$LOGFILE" ] || die "clickhouse: no log at $LOGFILE"
-  case "${1:-}" in
-    -f) exec tail -n 50 -F "$LOGFILE" ;;
-    '') tail -n 100 "$LOGFILE" ;;
-    *) tail -n "$1" "$LOGFILE" ;;
-  esac
-}
-
 case "${1:-}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  logs) shift; cmd_logs "$@" ;;
+  logs) show_log clickhouse "$LOGFILE" "${2:-}" ;;
   *) echo "usage: $0 {start|stop|status|logs [-f|N]}" >&2; exit 2 ;;
 esac

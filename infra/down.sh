@@ -3,7 +3,4 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-rc=0
-"$INFRA_DIR/clickhouse.sh" stop || rc=1
-"$INFRA_DIR/kafka.sh" stop || rc=1
-exit $rc
+each_service stop 1 clickhouse kafka

@@ -151,24 +151,13 @@ format_storage() {
     || { tail -n 20 "$OUTFILE" >&2; die "kafka: storage format failed"; }
 }
 
-# wait_ready START_NS [adopt]: the node's port is open AND this run's log
-# says the server started. With adopt, a process that exits returns 2.
+# started: the node's port is open AND this run's log says the server started.
+started() { port_open "$HOST" "$PORT" && grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null; }
+
+# wait_ready START_NS [adopt]: the node has started (await_ready). With
+# adopt, a process that exits returns 2.
 wait_ready() {
-  local start=$1 i
-  for ((i = 0; i < READY_TIMEOUT * 5; i++)); do
-    if ! pid_alive "$PIDFILE"; then
-      [ "${2:-}" = adopt ] && return 2
-      tail -n 40 "$LOGFILE" "$OUTFILE" >&2 2>/dev/null || true
-      die "kafka: node $NODE exited during startup (logs: $LOGFILE, $OUTFILE)"
-    fi
-    if port_open "$HOST" "$PORT" && grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null; then
-      log "kafka: node $NODE ready on $HOST:$PORT (pid $(cat "$PIDFILE")) in $(elapsed_since "$start")s"
-      return 0
-    fi
-    sleep 0.2
-  done
-  tail -n 40 "$LOGFILE" "$OUTFILE" >&2 2>/dev/null || true
-  die "kafka: node $NODE not ready within ${READY_TIMEOUT}s (pid $(cat "$PIDFILE") left running; run '$0 stop')"
+  await_ready "kafka: node $NODE" "$PIDFILE" "$READY_TIMEOUT" "$1" "${2:-}" started "$HOST:$PORT" "$LOGFILE" "$OUTFILE"
 }
 
 # launch_node: start the current node's JVM without waiting for it.
@@ -291,15 +280,8 @@ cmd_status() {
   return $rc
 }
 
-cmd_logs() {
-  node "${2:-1}"
-  [ -f "$LOGFILE" ] || die "kafka: no log at $LOGFILE"
-  case "${1:-}" in
-    -f) exec tail -n 50 -F "$LOGFILE" ;;
-    '') tail -n 100 "$LOGFILE" ;;
-    *) tail -n "$1" "$LOGFILE" ;;
-  esac
-}
+# cmd_logs [-f|N] [NODE]: node NODE's log (node 1 by default).
+cmd_logs() { node "${2:-1}"; show_log kafka "$LOGFILE" "${1:-}"; }
 
 case "${1:-}" in
   start) cmd_start ;;

@@ -81,3 +81,48 @@ launch() {
 
 # elapsed_since START_NS: seconds with one decimal since `date +%s%N` START_NS.
 elapsed_since() { awk -v s="$1" -v e="$(date +%s%N)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }'; }
+
+# await_ready NAME PIDFILE SECONDS START_NS ADOPT CHECK WHERE LOG...: poll every
+# 0.2s, for up to SECONDS, until the command CHECK succeeds, then log "NAME ready
+# on WHERE (pid P) in Ts". When the process of PIDFILE exits first: with
+# ADOPT=adopt return 2 (the caller starts it afresh), else show the last 40
+# lines of each LOG and die; out of time, the same, the process left running.
+await_ready() {
+  local name=$1 pidfile=$2 secs=$3 start=$4 adopt=$5 check=$6 where=$7 i logs
+  shift 7
+  logs=$(printf '%s, ' "$@")
+  for ((i = 0; i < secs * 5; i++)); do
+    if ! pid_alive "$pidfile"; then
+      [ "$adopt" = adopt ] && return 2
+      tail -n 40 "$@" >&2 2>/dev/null || true
+      die "$name exited during startup (logs: ${logs%, })"
+    fi
+    if "$check"; then
+      log "$name ready on $where (pid $(cat "$pidfile")) in $(elapsed_since "$start")s"
+      return 0
+    fi
+    sleep 0.2
+  done
+  tail -n 40 "$@" >&2 2>/dev/null || true
+  die "$name not ready within ${secs}s (pid $(cat "$pidfile") left running; run '$0 stop')"
+}
+
+# show_log NAME FILE [-f|N]: the last 100 lines of the log FILE, its last N,
+# or (-f) follow it.
+show_log() {
+  [ -f "$2" ] || die "$1: no log at $2"
+  case "${3:-}" in
+    -f) exec tail -n 50 -F "$2" ;;
+    '') tail -n 100 "$2" ;;
+    *) tail -n "$3" "$2" ;;
+  esac
+}
+
+# each_service VERB RC SERVICE...: infra/SERVICE.sh VERB for every SERVICE in
+# turn, the later ones too when one fails; RC when any failed, else 0.
+each_service() {
+  local verb=$1 fail=$2 s rc=0
+  shift 2
+  for s in "$@"; do "$INFRA_DIR/$s.sh" "$verb" || rc=$fail; done
+  return "$rc"
+}

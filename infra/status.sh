@@ -3,7 +3,4 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-rc=0
-"$INFRA_DIR/kafka.sh" status || rc=3
-"$INFRA_DIR/clickhouse.sh" status || rc=3
-exit $rc
+each_service status 3 kafka clickhouse

@@ -204,26 +204,15 @@ func (g *generator) executor(ctx context.Context, e, episodes int) {
 	var held []*outgoing
 	send := func(o *outgoing) {
 		g.pace(ctx)
-		r := o.rec
-		if o.malformed {
-			g.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
-				g.mu.Lock()
-				defer g.mu.Unlock()
-				if err != nil {
-					g.setErr(err)
-					return
-				}
-				g.exp.Malformed = append(g.exp.Malformed, Malformed{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Payload: r.Value})
-				g.exp.Acked[r.Topic] = append(g.exp.Acked[r.Topic], Landed{r.Partition, r.Offset})
-			})
-			return
-		}
-		g.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+		g.cl.Produce(ctx, o.rec, func(r *kgo.Record, err error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if err != nil {
 				g.setErr(err)
 				return
+			}
+			if o.malformed {
+				g.exp.Malformed = append(g.exp.Malformed, Malformed{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Payload: r.Value})
 			}
 			g.exp.Acked[r.Topic] = append(g.exp.Acked[r.Topic], Landed{r.Partition, r.Offset})
 		})

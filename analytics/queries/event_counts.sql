@@ -7,34 +7,18 @@
 SELECT table_name, rows, events, rows - events AS duplicates
 FROM
 (
-    SELECT 'tasks' AS table_name, count() AS rows, uniqExact(event_id) AS events
-    FROM tasks WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'obs', count(), uniqExact(event_id)
-    FROM obs WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'actions', count(), uniqExact(event_id)
-    FROM actions WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'rewards', count(), uniqExact(event_id)
-    FROM rewards WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'telemetry', count(), uniqExact(event_id)
-    FROM telemetry WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'transitions', count(), uniqExact(event_id)
-    FROM transitions WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'episodes', count(), uniqExact(event_id)
-    FROM episodes WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'weights', count(), uniqExact(event_id)
-    FROM weights WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-    UNION ALL
-    SELECT 'dead_letters', count(), uniqExact(event_id)
-    FROM dead_letters WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
+    SELECT arrayJoin(['tasks', 'obs', 'actions', 'rewards', 'telemetry', 'transitions', 'episodes', 'weights', 'dead_letters', 'bad_records']) AS table_name
+)
+ANY LEFT JOIN
+(
+    -- The event tables (those above less bad_records) through one merge():
+    -- _table names the table a row comes from.
+    SELECT _table AS table_name, count() AS rows, uniqExact(event_id) AS events
+    FROM merge(currentDatabase(), '^(tasks|obs|actions|rewards|telemetry|transitions|episodes|weights|dead_letters)$')
+    WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
+    GROUP BY table_name
     UNION ALL
     SELECT 'bad_records', count(), uniqExact(topic, partition, offset)
     FROM bad_records WHERE kafka_timestamp >= @since AND kafka_timestamp < @until AND (@run = '' OR run = @run)
-)
+) USING table_name
 ORDER BY table_name

@@ -15,11 +15,7 @@ FROM
         SELECT family, kind, count() AS failed, groupArray(last_type) AS types, groupArray(last_raw) AS raws
         FROM
         (
-            SELECT episode_id, family, kind
-            FROM episodes
-            WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-                  AND success = 0 AND aborted = 0 AND kind != 'demo'
-            LIMIT 1 BY episode_id
+            {{policy_failures}}
         )
         ANY INNER JOIN
         (

@@ -22,18 +22,11 @@ FROM
             SELECT family, kind, count() AS failed_episodes, groupArray(met) AS mets
             FROM
             (
-                SELECT episode_id, family, kind
-                FROM episodes
-                WHERE produced_at >= @since AND produced_at < @until AND (@run = '' OR run = @run)
-                      AND success = 0 AND aborted = 0 AND kind != 'demo'
-                LIMIT 1 BY episode_id
+                {{policy_failures}}
             )
             ANY INNER JOIN
             (
-                SELECT episode_id, argMax(facts_met, step) AS met
-                FROM rewards
-                WHERE produced_at >= @since - 3600 AND produced_at < @until AND (@run = '' OR run = @run) AND done = 1
-                GROUP BY episode_id
+                {{final_facts_met}}
             ) USING episode_id
             GROUP BY family, kind
         )
@@ -49,10 +42,7 @@ FROM
             )
             ANY INNER JOIN
             (
-                SELECT episode_id, argMax(facts_met, step) AS met
-                FROM rewards
-                WHERE produced_at >= @since - 3600 AND produced_at < @until AND (@run = '' OR run = @run) AND done = 1
-                GROUP BY episode_id
+                {{final_facts_met}}
             ) USING episode_id
             GROUP BY family
         ) USING family

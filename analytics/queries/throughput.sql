@@ -8,10 +8,7 @@ SELECT
     round(events / @bucket, 2) AS events_per_s
 FROM
 (
-    SELECT minute, topic, producer, uniqExactMerge(events) AS n
-    FROM throughput_1m
-    WHERE minute >= toStartOfMinute(@since) AND minute < @until AND (@run = '' OR run = @run)
-    GROUP BY minute, topic, producer
+    {{throughput_per_minute}}
 )
 GROUP BY bucket, topic
 ORDER BY bucket, topic

@@ -11,10 +11,7 @@ SELECT
     max(n) AS per_minute_peak
 FROM
 (
-    SELECT minute, topic, producer, uniqExactMerge(events) AS n
-    FROM throughput_1m
-    WHERE minute >= toStartOfMinute(@since) AND minute < @until AND (@run = '' OR run = @run)
-    GROUP BY minute, topic, producer
+    {{throughput_per_minute}}
 )
 GROUP BY producer, topic
 ORDER BY events DESC, producer, topic

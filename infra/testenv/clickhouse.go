@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"testing"
-	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 )
@@ -26,11 +25,7 @@ func PrivateClickHouse(t testing.TB) *ClickHouse {
 // Start starts the server (again) and waits until it answers.
 func (c *ClickHouse) Start(t testing.TB) {
 	t.Helper()
-	t0 := time.Now()
-	if err := c.Up(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("private ClickHouse ready on %s in %s", c.Addr, time.Since(t0).Round(100*time.Millisecond))
+	up(t, "ClickHouse", c.Addr, c.Up)
 }
 
 // Stop stops the server (SIGTERM, as infra/clickhouse.sh stop does).

@@ -3,7 +3,6 @@ package testenv
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 )
@@ -43,11 +42,7 @@ func PrivateCluster(t testing.TB, nodes int) *Broker {
 // Start starts every node that is not running and waits until all are ready.
 func (b *Broker) Start(t testing.TB) {
 	t.Helper()
-	t0 := time.Now()
-	if err := b.Up(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("private broker ready on %s in %s", strings.Join(b.Addrs, ","), time.Since(t0).Round(100*time.Millisecond))
+	up(t, "broker", strings.Join(b.Addrs, ","), b.Up)
 }
 
 // Kill kills node 1 with SIGKILL, as a crash or an OOM kill would, and waits

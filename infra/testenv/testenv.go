@@ -68,3 +68,14 @@ func getenv(k, def string) string {
 	}
 	return def
 }
+
+// up runs start, a private server's Up, and logs how long the private what
+// took to be ready on addr.
+func up(t testing.TB, what, addr string, start func() error) {
+	t.Helper()
+	t0 := time.Now()
+	if err := start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("private %s ready on %s in %s", what, addr, time.Since(t0).Round(100*time.Millisecond))
+}

@@ -36,9 +36,7 @@ func genAccountUpdate(g *gen) {
 	}})
 	g.fact(Fact{Name: "saved the profile", Group: "profile", Check: func(st *State) bool { return st.Site["saved"] == "1" }})
 	g.fact(Fact{Name: "signed out", Group: "signout", Check: func(st *State) bool { return st.Ended("signout", "") }})
-	g.plan("fill", "input"+sel("name", "user"), user)
-	g.plan("fill", "input"+sel("name", "pass"), pass)
-	g.plan("click", "button"+sel("data-go", "signin"), "")
+	g.planSignin(user, pass)
 	g.plan("click", "a"+sel("data-nav", "profile"), "")
 	g.plan("fill", "input"+sel("name", "email"), newEmail)
 	g.plan("fill", "input"+sel("name", "phone"), newPhone)
@@ -71,14 +69,7 @@ func genAccountUpdate(g *gen) {
 			if in {
 				return PageResult{Redirect: "/home"}
 			}
-			b.f(`<b>%s account</b>`, esc(title(g.site.Name)))
-			if bad {
-				b.f(`<div class="err">Wrong username or password.</div>`)
-			}
-			b.f(`<form method="post" action="%s/signin">`, req.Base)
-			b.f(`<div class="row"><label>Username<br><input type="text" name="user" style="width:200px"></label></div>`)
-			b.f(`<div class="row"><label>Password<br><input type="password" name="pass" style="width:200px"></label></div>`)
-			b.f(`<button type="submit" data-go="signin">Sign in</button></form>`)
+			signinForm(&b, req.Base, title(g.site.Name)+" account", bad)
 		case !in:
 			return PageResult{Redirect: "/"}
 		case path == "home":

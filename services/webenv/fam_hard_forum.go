@@ -40,9 +40,7 @@ func genForumPost(g *gen) {
 	g.fact(factChecked(`"Notify me" is ticked`, "post", "notify", true))
 	g.fact(Fact{Name: "posted the thread", Group: "done", Check: func(st *State) bool { return st.Ended("post", "") }})
 	g.plan("click", "a"+sel("data-go", "signin"), "")
-	g.plan("fill", "input"+sel("name", "user"), user)
-	g.plan("fill", "input"+sel("name", "pass"), pass)
-	g.plan("click", "button"+sel("data-go", "signin"), "")
+	g.planSignin(user, pass)
 	g.plan("click", "a"+sel("data-nav", cat), "")
 	g.plan("click", "a"+sel("data-go", "new"), "")
 	g.plan("fill", "input"+sel("data-k", "title"), titleText)
@@ -51,16 +49,6 @@ func genForumPost(g *gen) {
 	g.plan("click", "input"+sel("data-k", "notify"), "")
 	g.plan("click", "button"+sel("data-go", "post"), "")
 
-	signinForm := func(b *hb, req PageRequest, bad bool) {
-		b.f(`<b>Sign in</b>`)
-		if bad {
-			b.f(`<div class="err">Wrong username or password.</div>`)
-		}
-		b.f(`<form method="post" action="%s/signin">`, req.Base)
-		b.f(`<div class="row"><label>Username<br><input type="text" name="user" style="width:200px"></label></div>`)
-		b.f(`<div class="row"><label>Password<br><input type="password" name="pass" style="width:200px"></label></div>`)
-		b.f(`<button type="submit" data-go="signin">Sign in</button></form>`)
-	}
 	g.p.Pages = func(req PageRequest) PageResult {
 		var b hb
 		st := req.State
@@ -80,13 +68,13 @@ func genForumPost(g *gen) {
 			}
 			b.f(`</ul>`)
 		case path == "signin" && req.Method == "GET":
-			signinForm(&b, req, false)
+			signinForm(&b, req.Base, "Sign in", false)
 		case path == "signin" && req.Method == "POST":
 			if req.Form.Get("user") == user && req.Form.Get("pass") == pass {
 				st.Site["user"] = user
 				return PageResult{Redirect: "/"}
 			}
-			signinForm(&b, req, true)
+			signinForm(&b, req.Base, "Sign in", true)
 		case len(parts) == 2 && parts[0] == "c" && req.Method == "GET":
 			c, ok := findBySlug(cats, parts[1])
 			if !ok {

@@ -22,6 +22,21 @@ import (
 // process), which this package cannot import.
 type Pipeline func(cfg *config.Config, names []string, log *slog.Logger, f *kafka.Factory, cat *topics.Catalog) ([]app.Service, error)
 
+// quiet takes the logs of what a benchmark runs (the pipeline, webenv, the
+// Kafka client), which its report leaves out.
+var quiet = slog.New(slog.DiscardHandler)
+
+// errRatio is returned when a benchmark's ratio (what: "joiner/consume-only",
+// "async/sync steps/s") is below --min-ratio.
+type errRatio struct {
+	what       string
+	ratio, min float64
+}
+
+func (e errRatio) Error() string {
+	return fmt.Sprintf("%s ratio %.2f is below --min-ratio %.2f", e.what, e.ratio, e.min)
+}
+
 // Run is the bench command (args after "bench"): report, train, rollout,
 // joiner or recorder; build is what bench train (and report's train
 // section) builds its pipeline with.

@@ -48,13 +48,6 @@ the ASYNCWEBRL_JOINER_* variables (see asyncwebrl -help). When the default local
 broker does not answer, infra/kafka.sh start is run.
 `
 
-// errBenchRatio is returned when the joiner is slower than --min-ratio.
-type errBenchRatio struct{ ratio, min float64 }
-
-func (e errBenchRatio) Error() string {
-	return fmt.Sprintf("joiner/consume-only ratio %.2f is below --min-ratio %.2f", e.ratio, e.min)
-}
-
 func runBenchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_, err := benchJoiner(ctx, args, stdout, stderr)
 	return err
@@ -148,7 +141,7 @@ func benchJoiner(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	sum := joinerSummary{runs: bf.repeat, consume: median(consume), join: median(join), ratio: ratio, ceiling: median(ceilings),
 		bytesPerTransition: median(perTransition), outputPerInput: median(perInput)}
 	if ratio < bf.minRatio {
-		return sum, errBenchRatio{ratio, bf.minRatio}
+		return sum, errRatio{"joiner/consume-only", ratio, bf.minRatio}
 	}
 	return sum, nil
 }

@@ -68,13 +68,6 @@ Flags: -brokers (default: embedded), -run-dir, the Kafka security flags (see asy
 // one-frame path on pages the DOM describes.
 const modeAsyncPairs actor.Mode = "async-pairs"
 
-// errRolloutRatio is returned when async is not fast enough over sync.
-type errRolloutRatio struct{ ratio, min float64 }
-
-func (e errRolloutRatio) Error() string {
-	return fmt.Sprintf("async/sync steps/s ratio %.2f is below --min-ratio %.2f", e.ratio, e.min)
-}
-
 func runBenchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_, err := benchRollout(ctx, args, stdout, stderr)
 	return err
@@ -170,8 +163,7 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return nil, cmdkit.Usage(fmt.Errorf("--min-ratio judges one executor count; got %d in --executors", len(counts)))
 	}
 	log := cmdkit.NewLogger(cfg, stderr)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
+	f, closeKafka, err := benchKafka(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +181,7 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var sums []rolloutSummary
 	for _, prof := range profs {
 		for _, set := range sets {
-			setup := rolloutSetup{cfg: cfg, set: set, serve: servedSuite(sets), prof: prof, f: f, cat: cat, log: log, quiet: quiet,
+			setup := rolloutSetup{cfg: cfg, set: set, serve: servedSuite(sets), prof: prof, f: f, cat: cat, log: log,
 				browsers: browsers, warmup: warmup, duration: duration, modes: modes, bflags: bflags}
 			var single []float64 // one executor alone, async: the efficiency's unit
 			if len(counts) > 1 {
@@ -239,7 +231,7 @@ func benchRollout(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if ratio, ok := sums[0].medianRatio(); ok && ratio < minRatio {
-		return sums, errRolloutRatio{ratio, minRatio}
+		return sums, errRatio{"async/sync steps/s", ratio, minRatio}
 	}
 	return sums, nil
 }
@@ -252,7 +244,7 @@ type rolloutSetup struct {
 	prof                webenv.Profile
 	f                   *kafka.Factory
 	cat                 *topics.Catalog
-	log, quiet          *slog.Logger
+	log                 *slog.Logger
 	executors, browsers int
 	warmup, duration    time.Duration
 	modes               []actor.Mode
@@ -261,7 +253,7 @@ type rolloutSetup struct {
 
 // rolloutOnce serves the profile's webenv and runs each mode in turn.
 func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) {
-	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(c.quiet),
+	srv, err := webenv.New(webenv.WithProfile(c.prof), webenv.WithLogger(quiet),
 		webenv.WithSuite(c.serve), webenv.WithMiniWoBDir(c.cfg.Webenv.MiniWoBDir))
 	if err != nil {
 		return nil, err
@@ -559,8 +551,8 @@ func parseCounts(v string) ([]int, error) {
 
 // benchKafka connects a benchmark to the configured brokers (or starts the
 // embedded one) and checks one answers.
-func benchKafka(ctx context.Context, cfg *config.Config, log *slog.Logger) (*kafka.Factory, func(), error) {
-	f, closeKafka, err := kafka.Connect(cfg, log)
+func benchKafka(ctx context.Context, cfg *config.Config) (*kafka.Factory, func(), error) {
+	f, closeKafka, err := kafka.Connect(cfg, quiet)
 	if err != nil {
 		return nil, nil, err
 	}

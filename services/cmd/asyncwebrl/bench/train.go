@@ -108,8 +108,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		return nil, err
 	}
 	log := cmdkit.NewLogger(cfg, stderr)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f, closeKafka, err := benchKafka(ctx, cfg, quiet)
+	f, closeKafka, err := benchKafka(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +123,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	for k := range bt.repeat {
 		for _, mode := range bt.modes {
 			fmt.Fprintf(stdout, "run %d of %d, %s: training from random init...\n", k+1, bt.repeat, mode)
-			r, err := trainOnce(ctx, build, cfg, f, log, quiet, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
+			r, err := trainOnce(ctx, build, cfg, f, log, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
 			if err != nil {
 				return nil, err
 			}
@@ -192,7 +191,7 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 
 // trainOnce runs the pipeline in one mode on the prefix's fresh topics until
 // the target or the cap; build builds the pipeline.
-func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafka.Factory, log, quiet *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
+func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafka.Factory, log *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
 	cfg := *base
 	cfg.TopicPrefix, cfg.Loop = prefix, mode
 	cfg.Actor.Mode = "async"

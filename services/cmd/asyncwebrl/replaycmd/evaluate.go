@@ -85,12 +85,7 @@ const strictRaw = 1 - 1e-9
 
 // MeanRaw is a family's score: the mean raw reward of its episodes, in
 // [−1, 1] on MiniWoB++.
-func (r evalResult) MeanRaw(family string) float64 {
-	if r.Episodes[family] == 0 {
-		return 0
-	}
-	return r.Raw[family] / float64(r.Episodes[family])
-}
+func (r evalResult) MeanRaw(family string) float64 { return r.perEpisode(r.Raw, family) }
 
 // MeanScore is the mean over families of MeanRaw (each task counts once,
 // as in the published tables).
@@ -107,31 +102,28 @@ func (r evalResult) MeanScore() float64 {
 }
 
 // StrictRate is the overall share of strict successes.
-func (r evalResult) StrictRate() float64 {
-	s, n := 0, 0
-	for f, e := range r.Episodes {
-		s += r.Strict[f]
-		n += e
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(s) / float64(n)
-}
+func (r evalResult) StrictRate() float64 { return r.share(r.Strict) }
 
 // MeanDecayed is a family's mean time-decayed reward over its episodes.
-func (r evalResult) MeanDecayed(family string) float64 {
+func (r evalResult) MeanDecayed(family string) float64 { return r.perEpisode(r.Decayed, family) }
+
+// Rate is the overall success rate.
+func (r evalResult) Rate() float64 { return r.share(r.Success) }
+
+// perEpisode is sum's value for family over the family's episodes (0
+// without episodes).
+func (r evalResult) perEpisode(sum map[string]float64, family string) float64 {
 	if r.Episodes[family] == 0 {
 		return 0
 	}
-	return r.Decayed[family] / float64(r.Episodes[family])
+	return sum[family] / float64(r.Episodes[family])
 }
 
-// Rate is the overall success rate.
-func (r evalResult) Rate() float64 {
+// share is the overall share of episodes that counts (per family) counts.
+func (r evalResult) share(counts map[string]int) float64 {
 	s, n := 0, 0
 	for f, e := range r.Episodes {
-		s += r.Success[f]
+		s += counts[f]
 		n += e
 	}
 	if n == 0 {
