@@ -204,7 +204,7 @@ const (
 	ActionType_ACTION_TYPE_UNSPECIFIED ActionType = 0
 	// Do nothing this step (wait for the page).
 	ActionType_ACTION_TYPE_NOOP ActionType = 1
-	// Click element `bid` at its centre (a point click is not an action yet).
+	// Click element `bid` at its centre (MOUSE_CLICK clicks a point).
 	ActionType_ACTION_TYPE_CLICK ActionType = 2
 	// Type `text` into element `bid` (replacing its value).
 	ActionType_ACTION_TYPE_FILL ActionType = 3
@@ -222,33 +222,55 @@ const (
 	ActionType_ACTION_TYPE_GO_BACK ActionType = 8
 	// Answer the user with `text` (ends question-answering tasks).
 	ActionType_ACTION_TYPE_SEND_MSG_TO_USER ActionType = 9
+	// Left-click the viewport point (x, y) in wire-frame pixels, whatever is
+	// there (SVG, canvas, an unlabelled point).
+	ActionType_ACTION_TYPE_MOUSE_CLICK ActionType = 10
+	// Double-click element `bid` at its centre.
+	ActionType_ACTION_TYPE_DBLCLICK ActionType = 11
+	// Move the mouse onto element `bid` without clicking.
+	ActionType_ACTION_TYPE_HOVER ActionType = 12
+	// Press the left button on element `bid`, move onto element `to_bid`,
+	// release.
+	ActionType_ACTION_TYPE_DRAG_AND_DROP ActionType = 13
+	// Press at (x, y), move to (to_x, to_y), release (wire-frame pixels).
+	ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP ActionType = 14
 )
 
 // Enum value maps for ActionType.
 var (
 	ActionType_name = map[int32]string{
-		0: "ACTION_TYPE_UNSPECIFIED",
-		1: "ACTION_TYPE_NOOP",
-		2: "ACTION_TYPE_CLICK",
-		3: "ACTION_TYPE_FILL",
-		4: "ACTION_TYPE_SELECT_OPTION",
-		5: "ACTION_TYPE_SCROLL",
-		6: "ACTION_TYPE_PRESS",
-		7: "ACTION_TYPE_GOTO",
-		8: "ACTION_TYPE_GO_BACK",
-		9: "ACTION_TYPE_SEND_MSG_TO_USER",
+		0:  "ACTION_TYPE_UNSPECIFIED",
+		1:  "ACTION_TYPE_NOOP",
+		2:  "ACTION_TYPE_CLICK",
+		3:  "ACTION_TYPE_FILL",
+		4:  "ACTION_TYPE_SELECT_OPTION",
+		5:  "ACTION_TYPE_SCROLL",
+		6:  "ACTION_TYPE_PRESS",
+		7:  "ACTION_TYPE_GOTO",
+		8:  "ACTION_TYPE_GO_BACK",
+		9:  "ACTION_TYPE_SEND_MSG_TO_USER",
+		10: "ACTION_TYPE_MOUSE_CLICK",
+		11: "ACTION_TYPE_DBLCLICK",
+		12: "ACTION_TYPE_HOVER",
+		13: "ACTION_TYPE_DRAG_AND_DROP",
+		14: "ACTION_TYPE_MOUSE_DRAG_AND_DROP",
 	}
 	ActionType_value = map[string]int32{
-		"ACTION_TYPE_UNSPECIFIED":      0,
-		"ACTION_TYPE_NOOP":             1,
-		"ACTION_TYPE_CLICK":            2,
-		"ACTION_TYPE_FILL":             3,
-		"ACTION_TYPE_SELECT_OPTION":    4,
-		"ACTION_TYPE_SCROLL":           5,
-		"ACTION_TYPE_PRESS":            6,
-		"ACTION_TYPE_GOTO":             7,
-		"ACTION_TYPE_GO_BACK":          8,
-		"ACTION_TYPE_SEND_MSG_TO_USER": 9,
+		"ACTION_TYPE_UNSPECIFIED":         0,
+		"ACTION_TYPE_NOOP":                1,
+		"ACTION_TYPE_CLICK":               2,
+		"ACTION_TYPE_FILL":                3,
+		"ACTION_TYPE_SELECT_OPTION":       4,
+		"ACTION_TYPE_SCROLL":              5,
+		"ACTION_TYPE_PRESS":               6,
+		"ACTION_TYPE_GOTO":                7,
+		"ACTION_TYPE_GO_BACK":             8,
+		"ACTION_TYPE_SEND_MSG_TO_USER":    9,
+		"ACTION_TYPE_MOUSE_CLICK":         10,
+		"ACTION_TYPE_DBLCLICK":            11,
+		"ACTION_TYPE_HOVER":               12,
+		"ACTION_TYPE_DRAG_AND_DROP":       13,
+		"ACTION_TYPE_MOUSE_DRAG_AND_DROP": 14,
 	}
 )
 
@@ -1174,7 +1196,8 @@ type Action struct {
 	Type     ActionType             `protobuf:"varint,2,opt,name=type,proto3,enum=asyncwebrl.v1.ActionType" json:"type,omitempty"`
 	// Target element; empty for actions without one (the action table says which).
 	Bid string `protobuf:"bytes,3,opt,name=bid,proto3" json:"bid,omitempty"`
-	// Point in wire-frame pixels: SCROLL records its chosen element's centre.
+	// Point in wire-frame pixels: where MOUSE_CLICK clicks and
+	// MOUSE_DRAG_AND_DROP presses; SCROLL records its chosen element's centre.
 	X float32 `protobuf:"fixed32,4,opt,name=x,proto3" json:"x,omitempty"`
 	Y float32 `protobuf:"fixed32,5,opt,name=y,proto3" json:"y,omitempty"`
 	// Scroll amount in pixels (SCROLL).
@@ -1191,6 +1214,11 @@ type Action struct {
 	Url string `protobuf:"bytes,11,opt,name=url,proto3" json:"url,omitempty"`
 	// envelope.event_id of the observation the action was chosen from.
 	ObsEventId string `protobuf:"bytes,12,opt,name=obs_event_id,json=obsEventId,proto3" json:"obs_event_id,omitempty"`
+	// Where a drag ends: element `to_bid` (DRAG_AND_DROP) or the point
+	// (to_x, to_y) in wire-frame pixels (MOUSE_DRAG_AND_DROP).
+	ToBid string  `protobuf:"bytes,13,opt,name=to_bid,json=toBid,proto3" json:"to_bid,omitempty"`
+	ToX   float32 `protobuf:"fixed32,14,opt,name=to_x,json=toX,proto3" json:"to_x,omitempty"`
+	ToY   float32 `protobuf:"fixed32,15,opt,name=to_y,json=toY,proto3" json:"to_y,omitempty"`
 	// log pi_old(a_t | s_t) under the acting policy: the learner's logp_old.
 	LogProb float64 `protobuf:"fixed64,20,opt,name=log_prob,json=logProb,proto3" json:"log_prob,omitempty"`
 	// Value estimate V(s_t) of the acting policy (0 if it has no critic).
@@ -1324,6 +1352,27 @@ func (x *Action) GetObsEventId() string {
 		return x.ObsEventId
 	}
 	return ""
+}
+
+func (x *Action) GetToBid() string {
+	if x != nil {
+		return x.ToBid
+	}
+	return ""
+}
+
+func (x *Action) GetToX() float32 {
+	if x != nil {
+		return x.ToX
+	}
+	return 0
+}
+
+func (x *Action) GetToY() float32 {
+	if x != nil {
+		return x.ToY
+	}
+	return 0
 }
 
 func (x *Action) GetLogProb() float64 {
@@ -2511,7 +2560,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\bterminal\x18\x1b \x01(\bR\bterminal\x12;\n" +
 	"\atimings\x18\x1e \x01(\v2!.asyncwebrl.v1.ObservationTimingsR\atimings\x12'\n" +
 	"\x0fprevious_action\x18\x1f \x01(\tR\x0epreviousAction\x12!\n" +
-	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\xcd\x04\n" +
+	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\x8a\x05\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +
@@ -2527,7 +2576,10 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\x03key\x12\x10\n" +
 	"\x03url\x18\v \x01(\tR\x03url\x12 \n" +
 	"\fobs_event_id\x18\f \x01(\tR\n" +
-	"obsEventId\x12\x19\n" +
+	"obsEventId\x12\x15\n" +
+	"\x06to_bid\x18\r \x01(\tR\x05toBid\x12\x11\n" +
+	"\x04to_x\x18\x0e \x01(\x02R\x03toX\x12\x11\n" +
+	"\x04to_y\x18\x0f \x01(\x02R\x03toY\x12\x19\n" +
 	"\blog_prob\x18\x14 \x01(\x01R\alogProb\x12\x14\n" +
 	"\x05value\x18\x15 \x01(\x01R\x05value\x12\x1f\n" +
 	"\vpolicy_name\x18\x19 \x01(\tR\n" +
@@ -2677,7 +2729,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vSPLIT_TRAIN\x10\x01\x12\x0e\n" +
 	"\n" +
-	"SPLIT_TEST\x10\x02*\x8b\x02\n" +
+	"SPLIT_TEST\x10\x02*\x9d\x03\n" +
 	"\n" +
 	"ActionType\x12\x1b\n" +
 	"\x17ACTION_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -2689,7 +2741,13 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11ACTION_TYPE_PRESS\x10\x06\x12\x14\n" +
 	"\x10ACTION_TYPE_GOTO\x10\a\x12\x17\n" +
 	"\x13ACTION_TYPE_GO_BACK\x10\b\x12 \n" +
-	"\x1cACTION_TYPE_SEND_MSG_TO_USER\x10\t*\xf1\x01\n" +
+	"\x1cACTION_TYPE_SEND_MSG_TO_USER\x10\t\x12\x1b\n" +
+	"\x17ACTION_TYPE_MOUSE_CLICK\x10\n" +
+	"\x12\x18\n" +
+	"\x14ACTION_TYPE_DBLCLICK\x10\v\x12\x15\n" +
+	"\x11ACTION_TYPE_HOVER\x10\f\x12\x1d\n" +
+	"\x19ACTION_TYPE_DRAG_AND_DROP\x10\r\x12#\n" +
+	"\x1fACTION_TYPE_MOUSE_DRAG_AND_DROP\x10\x0e*\xf1\x01\n" +
 	"\n" +
 	"ReasonCode\x12\x1b\n" +
 	"\x17REASON_CODE_UNSPECIFIED\x10\x00\x12\x1c\n" +

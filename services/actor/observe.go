@@ -118,8 +118,8 @@ func clip(s string, n int) string {
 }
 
 // envAction converts a policy action to the env's (the action table's
-// FromProto). Scroll amounts come in frame pixels; scaleY is frame pixels
-// per CSS pixel. A noop waits noopWait.
+// FromProto). Scroll amounts and points come in wire-frame pixels; scaleY
+// is wire-frame pixels per CSS pixel. A noop waits noopWait.
 func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.Action, error) {
 	act, err := action.FromProto(a)
 	if err != nil {
@@ -133,6 +133,13 @@ func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.
 			scaleY = 1
 		}
 		act.DX, act.DY = act.DX/scaleY, act.DY/scaleY
+	case env.MouseClick, env.MouseDragAndDrop:
+		// The wire frame keeps the page's aspect (frame.Fit): one scale
+		// serves both axes.
+		if scaleY <= 0 {
+			scaleY = 1
+		}
+		act.X, act.Y, act.ToX, act.ToY = act.X/scaleY, act.Y/scaleY, act.ToX/scaleY, act.ToY/scaleY
 	}
 	return act, nil
 }

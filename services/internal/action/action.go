@@ -11,8 +11,18 @@ const DefaultNoopWait = 1000
 // Action is one agent action. Only the fields of its type are set.
 type Action struct {
 	Type Name `json:"type"`
-	// BID is the element of click, fill, select_option and (optionally) press.
+	// BID is the element of click, dblclick, hover, fill, select_option,
+	// (optionally) press, and where drag_and_drop starts.
 	BID string `json:"bid,omitempty"`
+	// ToBID is where drag_and_drop ends.
+	ToBID string `json:"to_bid,omitempty"`
+	// X, Y are mouse_click's point and where mouse_drag_and_drop starts;
+	// ToX, ToY where it ends (CSS pixels in the env's form, wire-frame
+	// pixels in events).
+	X   float64 `json:"x,omitempty"`
+	Y   float64 `json:"y,omitempty"`
+	ToX float64 `json:"to_x,omitempty"`
+	ToY float64 `json:"to_y,omitempty"`
 	// Text is fill's value and send_msg_to_user's message.
 	Text string `json:"text,omitempty"`
 	// Options are select_option's options (by value or visible text).
@@ -61,6 +71,16 @@ func (a Action) String() string {
 		return "noop(" + strconv.Itoa(a.WaitMS) + ")"
 	case SendMsg:
 		return "send_msg_to_user(" + q(a.Text) + ")"
+	case MouseClick:
+		return "mouse_click(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ")"
+	case DblClick:
+		return "dblclick(" + q(a.BID) + ")"
+	case Hover:
+		return "hover(" + q(a.BID) + ")"
+	case DragAndDrop:
+		return "drag_and_drop(" + q(a.BID) + ", " + q(a.ToBID) + ")"
+	case MouseDragAndDrop:
+		return "mouse_drag_and_drop(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ", " + fmtNum(a.ToX) + ", " + fmtNum(a.ToY) + ")"
 	}
 	return "unknown(" + q(string(a.Type)) + ")"
 }

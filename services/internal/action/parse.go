@@ -22,15 +22,19 @@ const (
 	maxBIDLen    = 64
 	maxScroll    = 100000
 	maxNoopWait  = MaxNoopWait
+	maxCoord     = 100000
 )
 
 // Parse parses one action in BrowserGym's string form, e.g.
 // click("12"), fill("7", "hello"), select_option("3", ["a", "b"]),
 // scroll(0, 200), press("Enter"), press("7", "Control+a"), goto("/x"),
-// go_back(), noop(500), send_msg_to_user("done"). Strings take double or
+// go_back(), noop(500), send_msg_to_user("done"), mouse_click(40, 62.5),
+// dblclick("4"), hover("4"), drag_and_drop("4", "9"),
+// mouse_drag_and_drop(10, 20, 90, 20). Strings take double or
 // single quotes with backslash escapes; keyword arguments use BrowserGym's
 // parameter names (bid, value, options, delta_x, delta_y, key_comb, url,
-// wait_ms, text, button). A key combination is checked for its form only
+// wait_ms, text, button, x, y, from_bid, to_bid, from_x, from_y, to_x,
+// to_y). A key combination is checked for its form only
 // (the env knows the keys: env.ParseAction checks them too).
 func Parse(s string) (Action, error) {
 	if len(s) > maxActionLen {
@@ -335,19 +339,36 @@ func bind(name string, args []arg) (Action, error) {
 		}
 		return v.n
 	}
-	bid := func() string {
-		b := str("bid", maxBIDLen)
+	bidOf := func(key string) string {
+		b := str(key, maxBIDLen)
 		if err == nil && !validBID(b) {
-			err = fmt.Errorf("%s: bad bid %q (want letters, digits, - _ . :)", name, Clip(b, 20))
+			err = fmt.Errorf("%s: bad %s %q (want letters, digits, - _ . :)", name, key, Clip(b, 20))
 		}
 		return b
+	}
+	bid := func() string { return bidOf("bid") }
+	left := func() {
+		if btn := str("button", 16); err == nil && btn != "" && btn != "left" {
+			err = fmt.Errorf("%s: only the left button is supported, not %q", name, btn)
+		}
 	}
 	switch a.Type {
 	case Click:
 		a.BID = bid()
-		if btn := str("button", 16); err == nil && btn != "" && btn != "left" {
-			err = fmt.Errorf("click: only the left button is supported, not %q", btn)
-		}
+		left()
+	case DblClick:
+		a.BID = bid()
+		left()
+	case Hover:
+		a.BID = bid()
+	case DragAndDrop:
+		a.BID, a.ToBID = bidOf("from_bid"), bidOf("to_bid")
+	case MouseClick:
+		a.X, a.Y = num("x", 0, maxCoord), num("y", 0, maxCoord)
+		left()
+	case MouseDragAndDrop:
+		a.X, a.Y = num("from_x", 0, maxCoord), num("from_y", 0, maxCoord)
+		a.ToX, a.ToY = num("to_x", 0, maxCoord), num("to_y", 0, maxCoord)
 	case Fill:
 		a.BID = bid()
 		a.Text = str("value", maxTextLen)

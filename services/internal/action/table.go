@@ -22,6 +22,13 @@ const (
 	Goto         Name = "goto"
 	GoBack       Name = "go_back"
 	SendMsg      Name = "send_msg_to_user"
+	// The mouse's own actions (issue 37): a point of the viewport, a
+	// double click, a hover and drags, in BrowserGym's names.
+	MouseClick       Name = "mouse_click"
+	DblClick         Name = "dblclick"
+	Hover            Name = "hover"
+	DragAndDrop      Name = "drag_and_drop"
+	MouseDragAndDrop Name = "mouse_drag_and_drop"
 )
 
 // Target is what an action type acts on.
@@ -38,10 +45,12 @@ const (
 	// TargetViewport: the viewport (scroll; the event records the chosen
 	// element's centre as x, y, but the env scrolls the viewport's centre).
 	TargetViewport
+	// TargetPoint: a point of the viewport (x, y), whatever is there.
+	TargetPoint
 )
 
 func (t Target) String() string {
-	return [...]string{"none", "element", "element-optional", "viewport"}[t]
+	return [...]string{"none", "element", "element-optional", "viewport", "point"}[t]
 }
 
 // Row is one action type.
@@ -85,6 +94,16 @@ var Table = []Row{
 	{Type: eventspb.ActionType_ACTION_TYPE_GO_BACK, Name: GoBack, Doc: "browser history back"},
 	{Type: eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER, Name: SendMsg, Params: []string{"text"}, Required: 1,
 		Text: true, Doc: "answer the user with text"},
+	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_CLICK, Name: MouseClick, Params: []string{"x", "y", "button"}, Required: 2,
+		Target: TargetPoint, Doc: "left-click the viewport point (x, y), whatever is there"},
+	{Type: eventspb.ActionType_ACTION_TYPE_DBLCLICK, Name: DblClick, Params: []string{"bid", "button"}, Required: 1,
+		Target: TargetElement, Doc: "double-click element bid at its centre"},
+	{Type: eventspb.ActionType_ACTION_TYPE_HOVER, Name: Hover, Params: []string{"bid"}, Required: 1,
+		Target: TargetElement, Doc: "move the mouse onto element bid without clicking"},
+	{Type: eventspb.ActionType_ACTION_TYPE_DRAG_AND_DROP, Name: DragAndDrop, Params: []string{"from_bid", "to_bid"}, Required: 2,
+		Target: TargetElement, Doc: "press on element from_bid, move onto element to_bid, release"},
+	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP, Name: MouseDragAndDrop, Params: []string{"from_x", "from_y", "to_x", "to_y"}, Required: 4,
+		Target: TargetPoint, Doc: "press at (from_x, from_y), move to (to_x, to_y), release"},
 }
 
 // ByName returns the row of the action type named name.
@@ -130,7 +149,10 @@ func ToProto(a Action) (*eventspb.Action, error) {
 		return nil, fmt.Errorf("unable to convert action %q: unknown type (want %s)", a.Type, names())
 	}
 	ev := &eventspb.Action{Type: r.Type, Bid: a.BID, Key: a.Key, Url: a.URL,
-		DeltaX: float32(a.DX), DeltaY: float32(a.DY), Raw: a.String()}
+		DeltaX: float32(a.DX), DeltaY: float32(a.DY), ToBid: a.ToBID, Raw: a.String()}
+	if r.Target == TargetPoint {
+		ev.X, ev.Y, ev.ToX, ev.ToY = float32(a.X), float32(a.Y), float32(a.ToX), float32(a.ToY)
+	}
 	switch a.Type {
 	case SelectOption:
 		if len(a.Options) > 0 {
@@ -142,8 +164,8 @@ func ToProto(a Action) (*eventspb.Action, error) {
 	return ev, nil
 }
 
-// FromProto is the env form of event e. Scroll deltas are as recorded (in
-// the frame's pixels: the actor scales them); noop waits DefaultNoopWait
+// FromProto is the env form of event e. Scroll deltas and points are as
+// recorded (in wire-frame pixels: the actor scales them); noop waits DefaultNoopWait
 // (the event has no wait: the actor sets its own).
 func FromProto(e *eventspb.Action) (Action, error) {
 	r, ok := ByType(e.GetType())
@@ -168,6 +190,14 @@ func FromProto(e *eventspb.Action) (Action, error) {
 		a.URL = e.GetUrl()
 	case SendMsg:
 		a.Text = e.GetText()
+	case MouseClick:
+		a.X, a.Y = float64(e.GetX()), float64(e.GetY())
+	case DblClick, Hover:
+		a.BID = e.GetBid()
+	case DragAndDrop:
+		a.BID, a.ToBID = e.GetBid(), e.GetToBid()
+	case MouseDragAndDrop:
+		a.X, a.Y, a.ToX, a.ToY = float64(e.GetX()), float64(e.GetY()), float64(e.GetToX()), float64(e.GetToY())
 	}
 	return a, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestTableCoversTheSchema(t *testing.T) {
 	if _, err := FromProto(&eventspb.Action{}); err == nil {
 		t.Error("FromProto accepted an action of no type")
 	}
-	if _, err := ToProto(Action{Type: "hover"}); err == nil {
+	if _, err := ToProto(Action{Type: "keyboard_type"}); err == nil {
 		t.Error("ToProto accepted an action type the table does not have")
 	}
 }
@@ -110,6 +111,11 @@ func protoFields(e *eventspb.Action) string {
 		}
 	}
 	add("bid", e.GetBid())
+	add("to_bid", e.GetToBid())
+	if e.GetX() != 0 || e.GetY() != 0 || e.GetToX() != 0 || e.GetToY() != 0 {
+		add("point", fmt.Sprintf("(%g, %g)", e.GetX(), e.GetY()))
+		add("to", fmt.Sprintf("(%g, %g)", e.GetToX(), e.GetToY()))
+	}
 	add("text", e.GetText())
 	add("key", e.GetKey())
 	add("url", e.GetUrl())
@@ -120,40 +126,56 @@ func protoFields(e *eventspb.Action) string {
 	return strings.Join(out, " ")
 }
 
-// TestClickHouseEnum: every action_type Enum8 of the ClickHouse migrations
-// lists the table's actions under the schema's numbers, and nothing else
-// but 'unspecified' = 0: an action added to the table without a migration
-// fails here, not in the recorder's first insert.
+// TestClickHouseEnum: the action_type Enum8 each ClickHouse table ends up
+// with, after every migration in order (its CREATE, then each MODIFY
+// COLUMN), lists the table's actions under the schema's numbers and
+// nothing else but 'unspecified' = 0; an earlier declaration may only lack
+// names (values are added, never renumbered). An action added to the table
+// without a migration fails here, not in the recorder's first insert.
 func TestClickHouseEnum(t *testing.T) {
 	files, err := filepath.Glob("../../../analytics/migrations/*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no migrations found: %v", err)
 	}
+	slices.Sort(files)
 	want := map[string]int32{"unspecified": 0}
 	for _, r := range Table {
 		want[string(r.Name)] = int32(r.Type)
 	}
-	decl := regexp.MustCompile(`action_type\s+Enum8\(([^)]*)\)`)
+	// A declaration belongs to the table named last before it.
+	decl := regexp.MustCompile(`(?:TABLE(?: IF NOT EXISTS)? \{db\}\.(\w+))|action_type\s+Enum8\(([^)]*)\)`)
 	item := regexp.MustCompile(`'([a-z_]+)'\s*=\s*(-?\d+)`)
-	n := 0
+	final := map[string]map[string]int32{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		table := ""
 		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
-			n++
+			if m[1] != "" {
+				table = m[1]
+				continue
+			}
 			got := map[string]int32{}
-			for _, it := range item.FindAllStringSubmatch(m[1], -1) {
+			for _, it := range item.FindAllStringSubmatch(m[2], -1) {
 				v, _ := strconv.Atoi(it[2])
 				got[it[1]] = int32(v)
 			}
-			if !maps.Equal(got, want) {
-				t.Errorf("%s: action_type %v, want %v", filepath.Base(f), got, want)
+			for name, v := range got {
+				if w, ok := want[name]; !ok || w != v {
+					t.Errorf("%s: %s.action_type has %s = %d, the schema %d (%v)", filepath.Base(f), table, name, v, w, ok)
+				}
 			}
+			final[table] = got
 		}
 	}
-	if n == 0 {
+	if len(final) == 0 {
 		t.Fatal("no action_type Enum8 in the migrations")
+	}
+	for table, got := range final {
+		if !maps.Equal(got, want) {
+			t.Errorf("%s.action_type after every migration is %v, want %v", table, got, want)
+		}
 	}
 }

@@ -121,6 +121,44 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 		}
 		_, err = chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
 		return err
+	case MouseClick:
+		return e.click(ctx, a.X, a.Y)
+	case DblClick:
+		x, y, err := e.aim(ctx, a.BID)
+		if err != nil {
+			return err
+		}
+		if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y}); err != nil {
+			return err
+		}
+		// Two clicks, the second with click count 2: the browser fires
+		// click, click, dblclick, as for a user.
+		for n := int64(1); n <= 2; n++ {
+			for _, t := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+				if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: t, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: buttonsOf(t), ClickCount: n}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case Hover:
+		x, y, err := e.aim(ctx, a.BID)
+		if err != nil {
+			return err
+		}
+		return e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y})
+	case DragAndDrop:
+		fx, fy, err := e.aim(ctx, a.BID)
+		if err != nil {
+			return err
+		}
+		tx, ty, err := e.aim(ctx, a.ToBID)
+		if err != nil {
+			return err
+		}
+		return e.drag(ctx, fx, fy, tx, ty)
+	case MouseDragAndDrop:
+		return e.drag(ctx, a.X, a.Y, a.ToX, a.ToY)
 	case Noop:
 		return backoff.Sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
 	case SendMsg:
@@ -164,6 +202,57 @@ func (e *Env) press(ctx context.Context, x, y float64) error {
 		}
 	}
 	return nil
+}
+
+// aim returns the viewport point where element bid can be reached by the
+// pointer (agent.js's point); an element no point reaches is an error:
+// hovers and drags have no DOM fallback.
+func (e *Env) aim(ctx context.Context, bid string) (x, y float64, err error) {
+	b, _ := json.Marshal(bid)
+	var pt struct {
+		X, Y float64
+		DOM  bool
+	}
+	if err := e.eval(ctx, `window.__wob.point(`+string(b)+`, false)`, &pt); err != nil {
+		return 0, 0, err
+	}
+	if pt.DOM {
+		return 0, 0, fmt.Errorf("no point of the viewport reaches element %q", clip(bid, 20))
+	}
+	return pt.X, pt.Y, nil
+}
+
+// dragSteps is the number of pointer moves between a drag's press and
+// release: pages that track the drag (jQuery UI, MiniWoB++'s drag tasks)
+// see it move, not jump.
+const dragSteps = 8
+
+// drag presses the left button at (fx, fy), moves to (tx, ty) in
+// dragSteps, and releases there.
+func (e *Env) drag(ctx context.Context, fx, fy, tx, ty float64) error {
+	if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: fx, Y: fy}); err != nil {
+		return err
+	}
+	if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMousePressed, X: fx, Y: fy, Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1}); err != nil {
+		return err
+	}
+	for i := 1; i <= dragSteps; i++ {
+		f := float64(i) / dragSteps
+		x, y := fx+(tx-fx)*f, fy+(ty-fy)*f
+		if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: 1}); err != nil {
+			return err
+		}
+	}
+	return e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseReleased, X: tx, Y: ty, Button: input.MouseButtonLeft, ClickCount: 1})
+}
+
+// buttonsOf is the buttons held during an event of type t (the left one
+// while pressed).
+func buttonsOf(t input.DispatchMouseEventType) int64 {
+	if t == input.DispatchMouseEventTypeMousePressed {
+		return 1
+	}
+	return 0
 }
 
 // mouse dispatches one mouse event.

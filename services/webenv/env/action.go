@@ -25,6 +25,12 @@ const (
 	GoBack       = action.GoBack
 	Noop         = action.Noop
 	SendMsg      = action.SendMsg
+
+	MouseClick       = action.MouseClick
+	DblClick         = action.DblClick
+	Hover            = action.Hover
+	DragAndDrop      = action.DragAndDrop
+	MouseDragAndDrop = action.MouseDragAndDrop
 )
 
 // DefaultNoopWait is noop()'s wait, as in BrowserGym.
