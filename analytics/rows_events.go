@@ -120,7 +120,7 @@ func newEpisodeTable() eventTable {
 	}
 	return newEventTable(topics.Episodes, eventspb.DecodeEpisode, episodeID,
 		named[episode]("task_id", "group_id", "family", "site", "tier", "split", "total_return", "length",
-			"success", "aborted", "truncated"),
+			"success", "raw_reward", "decayed_reward", "aborted", "truncated"),
 		fields(val("policy_versions_used", func(e episode) []uint64 { return nonNil(e.GetPolicyVersionsUsed()) })),
 		named[episode]("duration_ms", "policy_name"),
 		fields(kindOf(EpisodeKind)))

@@ -2072,8 +2072,13 @@ type Episode struct {
 	PolicyVersionsUsed []uint64 `protobuf:"varint,15,rep,packed,name=policy_versions_used,json=policyVersionsUsed,proto3" json:"policy_versions_used,omitempty"`
 	DurationMs         uint64   `protobuf:"varint,16,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	PolicyName         string   `protobuf:"bytes,17,opt,name=policy_name,json=policyName,proto3" json:"policy_name,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The done reward's raw_reward and decayed_reward: on MiniWoB++ the
+	// episode's score as the published tables count it (in [-1, 1]; 1 is a
+	// strict success) and the time-decayed one the benchmark reports beside.
+	RawReward     float64 `protobuf:"fixed64,18,opt,name=raw_reward,json=rawReward,proto3" json:"raw_reward,omitempty"`
+	DecayedReward float64 `protobuf:"fixed64,19,opt,name=decayed_reward,json=decayedReward,proto3" json:"decayed_reward,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Episode) Reset() {
@@ -2216,6 +2221,20 @@ func (x *Episode) GetPolicyName() string {
 		return x.PolicyName
 	}
 	return ""
+}
+
+func (x *Episode) GetRawReward() float64 {
+	if x != nil {
+		return x.RawReward
+	}
+	return 0
+}
+
+func (x *Episode) GetDecayedReward() float64 {
+	if x != nil {
+		return x.DecayedReward
+	}
+	return 0
 }
 
 // Topic `weights` (compacted), key policy_name: one policy version.
@@ -2659,7 +2678,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11next_obs_event_id\x18\x1a \x01(\tR\x0enextObsEventId\x12$\n" +
 	"\x0enext_obs_topic\x18\x1b \x01(\tR\fnextObsTopic\x12,\n" +
 	"\x12next_obs_partition\x18\x1c \x01(\x05R\x10nextObsPartition\x12&\n" +
-	"\x0fnext_obs_offset\x18\x1d \x01(\x03R\rnextObsOffset\"\x93\x04\n" +
+	"\x0fnext_obs_offset\x18\x1d \x01(\x03R\rnextObsOffset\"\xd9\x04\n" +
 	"\aEpisode\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1d\n" +
@@ -2680,7 +2699,10 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\vduration_ms\x18\x10 \x01(\x04R\n" +
 	"durationMs\x12\x1f\n" +
 	"\vpolicy_name\x18\x11 \x01(\tR\n" +
-	"policyName\"\xd7\x03\n" +
+	"policyName\x12\x1d\n" +
+	"\n" +
+	"raw_reward\x18\x12 \x01(\x01R\trawReward\x12%\n" +
+	"\x0edecayed_reward\x18\x13 \x01(\x01R\rdecayedReward\"\xd7\x03\n" +
 	"\aWeights\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x1f\n" +
 	"\vpolicy_name\x18\x02 \x01(\tR\n" +

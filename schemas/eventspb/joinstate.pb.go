@@ -253,7 +253,11 @@ type JoinEvent struct {
 	// Action: envelope.event_id of the observation it was chosen from.
 	ObsEventId string `protobuf:"bytes,28,opt,name=obs_event_id,json=obsEventId,proto3" json:"obs_event_id,omitempty"`
 	// envelope.source of the event.
-	Origin        Source `protobuf:"varint,29,opt,name=origin,proto3,enum=asyncwebrl.v1.Source" json:"origin,omitempty"`
+	Origin Source `protobuf:"varint,29,opt,name=origin,proto3,enum=asyncwebrl.v1.Source" json:"origin,omitempty"`
+	// Reward: the page's raw and time-decayed rewards (Reward.raw_reward,
+	// decayed_reward), for the episode's summary.
+	RawReward     float64 `protobuf:"fixed64,30,opt,name=raw_reward,json=rawReward,proto3" json:"raw_reward,omitempty"`
+	DecayedReward float64 `protobuf:"fixed64,31,opt,name=decayed_reward,json=decayedReward,proto3" json:"decayed_reward,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +446,20 @@ func (x *JoinEvent) GetOrigin() Source {
 	return Source_SOURCE_UNSPECIFIED
 }
 
+func (x *JoinEvent) GetRawReward() float64 {
+	if x != nil {
+		return x.RawReward
+	}
+	return 0
+}
+
+func (x *JoinEvent) GetDecayedReward() float64 {
+	if x != nil {
+		return x.DecayedReward
+	}
+	return 0
+}
+
 // Join state of one open episode.
 type JoinEpisodeState struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -548,7 +566,7 @@ const file_asyncwebrl_v1_joinstate_proto_rawDesc = "" +
 	"\x13max_policy_versions\x18\x04 \x03(\v28.asyncwebrl.v1.JoinPartitionState.MaxPolicyVersionsEntryR\x11maxPolicyVersions\x1aD\n" +
 	"\x16MaxPolicyVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xe4\x05\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xaa\x06\n" +
 	"\tJoinEvent\x12+\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x17.asyncwebrl.v1.JoinKindR\x04kind\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x12\n" +
@@ -575,7 +593,10 @@ const file_asyncwebrl_v1_joinstate_proto_rawDesc = "" +
 	"\aaborted\x18\x1b \x01(\bR\aaborted\x12 \n" +
 	"\fobs_event_id\x18\x1c \x01(\tR\n" +
 	"obsEventId\x12-\n" +
-	"\x06origin\x18\x1d \x01(\x0e2\x15.asyncwebrl.v1.SourceR\x06origin\"\x97\x02\n" +
+	"\x06origin\x18\x1d \x01(\x0e2\x15.asyncwebrl.v1.SourceR\x06origin\x12\x1d\n" +
+	"\n" +
+	"raw_reward\x18\x1e \x01(\x01R\trawReward\x12%\n" +
+	"\x0edecayed_reward\x18\x1f \x01(\x01R\rdecayedReward\"\x97\x02\n" +
 	"\x10JoinEpisodeState\x12\x1d\n" +
 	"\n" +
 	"episode_id\x18\x01 \x01(\tR\tepisodeId\x120\n" +

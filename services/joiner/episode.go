@@ -35,11 +35,13 @@ type event struct {
 	policy    string
 	ref       string // action: obs_event_id
 	reward    float64
-	done      bool
-	success   bool
-	truncated bool
-	aborted   bool
-	origin    eventspb.Source
+	// rawReward and decayed: the reward's raw_reward and decayed_reward.
+	rawReward, decayed float64
+	done               bool
+	success            bool
+	truncated          bool
+	aborted            bool
+	origin             eventspb.Source
 
 	// enc caches the event's changelog encoding; nil when it changed.
 	enc []byte
@@ -85,6 +87,7 @@ func decode(rec Record, set Settings) (*event, error) {
 		}
 		ev.rew, env = r, r.GetEnvelope()
 		ev.reward, ev.done, ev.success, ev.truncated, ev.aborted = r.GetReward(), r.GetDone(), r.GetSuccess(), r.GetTruncated(), r.GetAborted()
+		ev.rawReward, ev.decayed = r.GetRawReward(), r.GetDecayedReward()
 		if set.RawReward {
 			ev.reward = r.GetRawReward()
 		}

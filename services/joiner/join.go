@@ -236,6 +236,8 @@ func (m *Machine) summarize(ep *episode) {
 		TotalReturn:        ret,
 		Length:             d + 1,
 		Success:            done.success,
+		RawReward:          done.rawReward,
+		DecayedReward:      done.decayed,
 		Aborted:            done.aborted,
 		Truncated:          done.truncated,
 		PolicyVersionsUsed: versions,

@@ -38,7 +38,11 @@ func benchRecords(n int) []Record {
 				break
 			}
 			add(KindAction, ep, &eventspb.Action{Envelope: env("a", s), Type: eventspb.ActionType_ACTION_TYPE_CLICK, ObsEventId: fmt.Sprintf("%s.o%d", ep, s), PolicyName: "p", PolicyVersion: 1})
-			add(KindReward, ep, &eventspb.Reward{Envelope: env("r", s), Done: s == 7})
+			r := &eventspb.Reward{Envelope: env("r", s), Done: s == 7}
+			if r.Done {
+				r.RawReward, r.DecayedReward = 0.5, 0.25
+			}
+			add(KindReward, ep, r)
 		}
 	}
 	return recs

@@ -142,6 +142,8 @@ const (
 	jeAborted       = 27
 	jeObsEventID    = 28
 	jeOrigin        = 29
+	jeRawReward     = 30
+	jeDecayed       = 31
 )
 
 // appendEvent encodes what a restored machine needs of e as an
@@ -178,7 +180,9 @@ func appendEvent(b []byte, e *event) []byte {
 	b = appendBool(b, jeTruncated, e.truncated)
 	b = appendBool(b, jeAborted, e.aborted)
 	b = appendString(b, jeObsEventID, e.ref)
-	return appendVarint(b, jeOrigin, uint64(e.origin))
+	b = appendVarint(b, jeOrigin, uint64(e.origin))
+	b = appendDouble(b, jeRawReward, e.rawReward)
+	return appendDouble(b, jeDecayed, e.decayed)
 }
 
 // Restore applies one changelog record (a nil value is a tombstone). Apply
@@ -355,6 +359,7 @@ func (m *Machine) decodeEpisode(value []byte) (*episode, error) {
 		e.joined, e.stale = je.GetJoined(), je.GetStale()
 		e.candidate, e.version, e.policy, e.ref, e.origin = je.GetCandidate(), je.GetPolicyVersion(), je.GetPolicyName(), je.GetObsEventId(), je.GetOrigin()
 		e.reward, e.done, e.success, e.truncated, e.aborted = je.GetReward(), je.GetDone(), je.GetSuccess(), je.GetTruncated(), je.GetAborted()
+		e.rawReward, e.decayed = je.GetRawReward(), je.GetDecayedReward()
 		ep.add(e)
 	}
 	for t, s := range ep.steps {

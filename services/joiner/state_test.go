@@ -96,3 +96,56 @@ func TestChangelogRefersToPayloads(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodeSummaryCarriesScores: an episode's summary carries its done
+// reward's raw and decayed rewards, from a machine that ran throughout and
+// from one restored from the changelog just before the done reward.
+func TestEpisodeSummaryCarriesScores(t *testing.T) {
+	recs := benchRecords(25) // one episode: 9 obs, 8 actions, 8 rewards
+	const cut = 23           // up to the done reward (step 7's)
+	orig, err := NewMachine(0, DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := inputLog{}
+	for _, r := range recs[:cut] {
+		log.add(r)
+		orig.Apply(r)
+	}
+	out, err := orig.Take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Episodes) != 0 {
+		t.Fatalf("%d summaries before the done reward", len(out.Episodes))
+	}
+	m, err := NewMachine(0, DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changelog := map[string][]byte{}
+	for _, c := range out.Changelog {
+		changelog[c.Key] = c.Value
+	}
+	for _, k := range sortedKeys(changelog) {
+		if err := m.Restore(k, changelog[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.fill(m); err != nil {
+		t.Fatal(err)
+	}
+	for name, mach := range map[string]*Machine{"original": orig, "restored": m} {
+		mach.Apply(recs[cut])
+		got, err := mach.Take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Episodes) != 1 {
+			t.Fatalf("%s: %d summaries, want 1", name, len(got.Episodes))
+		}
+		if ep := got.Episodes[0]; ep.GetRawReward() != 0.5 || ep.GetDecayedReward() != 0.25 {
+			t.Errorf("%s: summary raw %v decayed %v, want the done reward's 0.5 and 0.25", name, ep.GetRawReward(), ep.GetDecayedReward())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -12,9 +13,19 @@ import (
 func TestByTask(t *testing.T) {
 	start := time.Unix(1000, 0)
 	s := NewStats(start)
+	// raw: 1 for a success, -1 for a failure, but partial overrides it
+	// once (a success with raw reward 0.1, find-greatest's wrong answer).
+	partial := -1
 	add := func(i int, family string, tier eventspb.Tier, heldOut, success bool, version uint64) {
 		e := ep(start.Add(time.Duration(i)*time.Second), heldOut, success, version)
 		e.Family, e.Tier = family, tier
+		e.RawReward = -1
+		if success {
+			e.RawReward = 1
+		}
+		if i == partial {
+			e.RawReward = 0.1
+		}
 		s.AddEpisode(e)
 	}
 	i := 0
@@ -24,6 +35,7 @@ func TestByTask(t *testing.T) {
 		add(i, "miniwob/click-test", eventspb.Tier_TIER_EASY, true, ok, 0)
 		i++
 	}
+	partial = i + 1 // the second trained success
 	for _, ok := range []bool{true, true, false, true} {
 		add(i, "miniwob/click-test", eventspb.Tier_TIER_EASY, true, ok, 3)
 		i++
@@ -39,16 +51,17 @@ func TestByTask(t *testing.T) {
 		family                 string
 		heldOut, train, random Rate
 	}{
-		{"miniwob/click-test", Rate{3, 4}, Rate{1, 1}, Rate{0, 2}},
-		{"miniwob/login-user", Rate{}, Rate{0, 1}, Rate{}},
-		{"miniwob/email-inbox-reply", Rate{1, 1}, Rate{}, Rate{}},
+		// Held out: raw 1, 0.1, -1, 1: 3 successes as raw > 0, 2 strict.
+		{"miniwob/click-test", Rate{Success: 3, N: 4, Strict: 2, Raw: 1.1}, Rate{1, 1, 1, 1}, Rate{0, 2, 0, -2}},
+		{"miniwob/login-user", Rate{}, Rate{0, 1, 0, -1}, Rate{}},
+		{"miniwob/email-inbox-reply", Rate{1, 1, 1, 1}, Rate{}, Rate{}},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("rows %+v, want %d (easy first, no drag-box)", rows, len(want))
 	}
 	for k, w := range want {
 		r := rows[k]
-		if r.Family != w.family || r.HeldOut != w.heldOut || r.Train != w.train || r.RandomHeldOut != w.random {
+		if r.Family != w.family || !sameRate(r.HeldOut, w.heldOut) || !sameRate(r.Train, w.train) || !sameRate(r.RandomHeldOut, w.random) {
 			t.Errorf("row %d = %+v, want %+v", k, r, w)
 		}
 	}
@@ -65,7 +78,10 @@ func TestByTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"## Held-out success by task", "| miniwob/click-test | easy | 3/4 (75%) | 1/1 (100%) | 0/2 (0%) | not reached |", "| miniwob/login-user | easy | - | 0/1 (0%) | - | not reached |"} {
+	for _, line := range []string{"## Held-out success by task", "| miniwob/click-test | easy | 3/4 (75%) | 1/1 (100%) | 0/2 (0%) | not reached |", "| miniwob/login-user | easy | - | 0/1 (0%) | - | not reached |",
+		"## MiniWoB++ scores, as the published tables count them",
+		"| miniwob/click-test | 0.28 | 2/4 | 3/4 | -1.00 |", "| miniwob/login-user | - | - | - | - |",
+		"Mean score over the 2 tasks with held-out episodes: 0.64.", "Synapse"} {
 		if !strings.Contains(string(md), line) {
 			t.Errorf("report lacks %q:\n%s", line, md)
 		}
@@ -105,4 +121,9 @@ func TestTaskTimeTo(t *testing.T) {
 	if _, ok := s.TaskTimeTo("miniwob/click-test", TaskTarget, TaskWindow); ok {
 		t.Fatal("click-test has 8 held-out episodes, fewer than the window: want not reached")
 	}
+}
+
+// sameRate compares rates, the raw sums to float precision.
+func sameRate(a, b Rate) bool {
+	return a.Success == b.Success && a.N == b.N && a.Strict == b.Strict && math.Abs(a.Raw-b.Raw) < 1e-9
 }

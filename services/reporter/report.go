@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter/chart"
 )
 
@@ -159,6 +160,56 @@ func writeTaskTable(b *strings.Builder, s *Stats, window int, end time.Time) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r.Family, tierName(r.Tier), frac(r.HeldOut), frac(r.Train), frac(r.RandomHeldOut), tt)
 	}
+	writeMiniWoBScores(b, rows)
+}
+
+// writeMiniWoBScores writes the MiniWoB++ tasks' held-out figures as the
+// field reports them: the score (mean raw reward, in [−1, 1]) and strict
+// success (raw reward 1) beside success as raw reward > 0 (the table
+// above), with the published human and CC-Net scores.
+func writeMiniWoBScores(b *strings.Builder, rows []TaskRate) {
+	pub := catalog.MiniWoBPublishedScores()
+	var mw []TaskRate
+	for _, r := range rows {
+		if catalog.IsMiniWoB(r.Family) {
+			mw = append(mw, r)
+		}
+	}
+	if len(mw) == 0 {
+		return
+	}
+	b.WriteString("\n## MiniWoB++ scores, as the published tables count them\n\n")
+	b.WriteString("Held-out greedy episodes as above. Score: the mean raw reward (in [−1, 1]); strict: raw reward 1; raw > 0 counts a partly right answer (find-greatest's 0.1) as a success. Published columns are not measured here; \"-\": not reported.\n\n")
+	b.WriteString("| task | score | strict | raw > 0 | random-init score | human (published) | CC-Net (published) |\n|---|---|---|---|---|---|---|\n")
+	var sum float64
+	var n int
+	for _, r := range mw {
+		cells := []string{"-", "-", "-", "-"}
+		if h := r.HeldOut; h.N > 0 {
+			cells[0] = fmt.Sprintf("%.2f", h.Score())
+			cells[1] = fmt.Sprintf("%d/%d", h.Strict, h.N)
+			cells[2] = fmt.Sprintf("%d/%d", h.Success, h.N)
+			sum += h.Score()
+			n++
+		}
+		if h := r.RandomHeldOut; h.N > 0 {
+			cells[3] = fmt.Sprintf("%.2f", h.Score())
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Family, cells[0], cells[1], cells[2], cells[3],
+			published(pub, r.Family, catalog.PublishedHuman), published(pub, r.Family, catalog.PublishedCCNet))
+	}
+	if n > 0 {
+		fmt.Fprintf(b, "\nMean score over the %d tasks with held-out episodes: %.2f.\n", n, sum/float64(n))
+	}
+	fmt.Fprintf(b, "\nPublished: %s\n", pub.Source)
+}
+
+// published prints a task's published score, or "-".
+func published(p *catalog.PublishedScores, task, column string) string {
+	if v, ok := p.Score(task, column); ok {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return "-"
 }
 
 // frac prints a rate as successes/episodes and a percentage, or "-".

@@ -17,6 +17,8 @@ type episode struct {
 	tier    eventspb.Tier
 	heldOut bool
 	success bool
+	// raw: the done reward's raw reward (a MiniWoB++ task's score).
+	raw float64
 	// random: every step was taken by the random-init policy (version 0).
 	random bool
 }
@@ -69,6 +71,7 @@ func (s *Stats) AddEpisode(ep *eventspb.Episode) {
 		tier:    ep.GetTier(),
 		heldOut: ep.GetSplit() == eventspb.Split_SPLIT_TEST,
 		success: ep.GetSuccess(),
+		raw:     ep.GetRawReward(),
 		random:  random,
 	})
 }
@@ -150,6 +153,34 @@ func (s *Stats) PropagationDelays() []time.Duration {
 // Rate is a success rate over n episodes.
 type Rate struct {
 	Success, N int
+	// Strict counts episodes with raw reward 1 and Raw sums the raw
+	// rewards: a MiniWoB++ task's strict success and score (its mean).
+	Strict int
+	Raw    float64
+}
+
+// strictRaw is the raw reward at or above which an episode is a strict
+// success (1, less float noise).
+const strictRaw = 1 - 1e-9
+
+// Score is the mean raw reward, NaN with no episodes.
+func (r Rate) Score() float64 {
+	if r.N == 0 {
+		return math.NaN()
+	}
+	return r.Raw / float64(r.N)
+}
+
+// count adds an episode to r.
+func (r *Rate) count(e episode) {
+	r.N++
+	if e.success {
+		r.Success++
+	}
+	if e.raw >= strictRaw {
+		r.Strict++
+	}
+	r.Raw += e.raw
 }
 
 // Value is the rate, NaN with no episodes.
@@ -224,16 +255,10 @@ func (s *Stats) ByTask(window int, until time.Time) []TaskRate {
 			r = &t.HeldOut
 		}
 		if r.N < window {
-			r.N++
-			if e.success {
-				r.Success++
-			}
+			r.count(e)
 		}
 		if e.random && e.heldOut {
-			t.RandomHeldOut.N++
-			if e.success {
-				t.RandomHeldOut.Success++
-			}
+			t.RandomHeldOut.count(e)
 		}
 	}
 	slices.SortFunc(out, func(a, b TaskRate) int {
