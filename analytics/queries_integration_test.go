@@ -118,6 +118,11 @@ shop,s2,test,hard,greedy,2,2,1,1,100
 	// builtin sample: click's 4 episodes (13 steps) in 2 minutes; greedy:
 	// shop's 2 (11 steps, one aborted) in 1; demo: 2 of 2 steps in 1;
 	// miniwob sample: 2 episodes of 1 and 4 steps in 1 minute.
+	// miniwob/click-test: a strict success (raw 1, decayed 0.8) and a
+	// failure (raw -1).
+	"miniwob_scores": `family,kind,episodes,score,strict_pct,raw_positive_pct,decayed
+miniwob/click-test,sample,2,0,50,50,0
+`,
 	"suite_summary": `suite,kind,episodes,aborted_episodes,successes,success_pct,steps,active_minutes,episodes_per_min,steps_per_min
 builtin,sample,4,0,3,75,13,2,2,6.5
 builtin,greedy,2,1,1,100,11,1,2,11

@@ -3,6 +3,7 @@ package analyticstest
 import (
 	"fmt"
 	"hash/crc32"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -129,9 +130,16 @@ func Dataset(prefix string) []Item {
 				// policy, and its events carry source demo.
 				policy, env.Source = "oracle", eventspb.Source_SOURCE_DEMO
 			}
-			return &eventspb.Episode{Envelope: env, TaskId: family + "/seed-1", EpisodeId: id, Family: family, Site: site,
+			ep := &eventspb.Episode{Envelope: env, TaskId: family + "/seed-1", EpisodeId: id, Family: family, Site: site,
 				Tier: tier, Split: split, Length: length, Success: success, Truncated: truncated, Aborted: aborted,
 				PolicyVersionsUsed: versions, PolicyName: policy, TotalReturn: map[bool]float64{true: 1}[success]}
+			if strings.HasPrefix(family, "miniwob/") {
+				// MiniWoB++'s raw reward: 1 or -1 here, its decayed
+				// reward 0.8 of it.
+				ep.RawReward = map[bool]float64{true: 1, false: -1}[success]
+				ep.DecayedReward = 0.8 * ep.RawReward
+			}
+			return ep
 		})
 	}
 	easy, hard := eventspb.Tier_TIER_EASY, eventspb.Tier_TIER_HARD
