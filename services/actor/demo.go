@@ -52,7 +52,7 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 		st := plan.steps[plan.next]
 		plan.next++
 		qctx, cancel := context.WithTimeout(ctx, demoFindWait+time.Second)
-		acts, err := demoActions(qctx, x, st)
+		acts, err := DemoActions(qctx, x.e, st)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -89,17 +89,18 @@ func demoEvent(a env.Action) (*eventspb.Action, error) {
 	return ev, nil
 }
 
-// demoActions are the env actions of a plan step in the policy's action
-// space: the scripted solution types text key by key, which the policy's
-// heads cannot express (its press is Enter on an element), so typing into
-// a field is demonstrated as filling it, which leaves the same value.
-func demoActions(ctx context.Context, x *executor, st webenv.OracleStep) ([]env.Action, error) {
+// DemoActions are the env actions a demonstration takes for a plan step,
+// in the policy's action space: the scripted solution types text key by
+// key, which the policy's heads cannot express (its press is Enter on an
+// element), so typing into a field is demonstrated as filling it, which
+// leaves the same value. The expressiveness audit replays plans through it.
+func DemoActions(ctx context.Context, e *env.Env, st webenv.OracleStep) ([]env.Action, error) {
 	if st.Op == "type" && st.Sel != "" {
-		bid, err := x.e.QueryBID(ctx, st.Sel, demoFindWait)
+		bid, err := e.QueryBID(ctx, st.Sel, demoFindWait)
 		if err != nil {
 			return nil, err
 		}
 		return []env.Action{{Type: env.Fill, BID: bid, Text: st.Text}}, nil
 	}
-	return oracle.Actions(ctx, x.e, st)
+	return oracle.Actions(ctx, e, st)
 }

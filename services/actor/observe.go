@@ -20,6 +20,15 @@ type observer struct {
 	source string      // producer id
 }
 
+// ObservationEvent is the obs event an actor with the default frame options
+// publishes for o (no envelope ids, no task): what the policy featurizes.
+// The expressiveness audit uses it to see pages as the policy does.
+func ObservationEvent(o *env.Observation) (*eventspb.Observation, error) {
+	d := defaultOptions()
+	ob := &observer{enc: frameEncoder{maxSide: d.frameMaxSide, format: d.frameFormat, quality: d.jpegQuality}}
+	return ob.observation("audit", "", 0, nil, o, false)
+}
+
 // observation builds the obs event of s_step from o. Boxes are converted
 // from CSS pixels to wire-frame pixels (the schema's unit).
 func (ob *observer) observation(producer, episode string, step uint32, ref *eventspb.TaskRef, o *env.Observation, terminal bool) (*eventspb.Observation, error) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/policyaudit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -45,18 +46,25 @@ const policyUsage = `Usage: asyncwebrl policy features --out FILE.npz [--episode
                   and store its outputs as go_type_logits, go_elem_logits,
                   go_cand_logits and go_value (policy_check.py compares them)
 Flags: -brokers, -topic-prefix, the Kafka security flags.
+
+       asyncwebrl policy audit [--suite S] [--seeds N] [--families L] [--strict]
+  Replays the scripted solutions in Chromium and lists, per task, the steps
+  the policy's heads cannot express (asyncwebrl policy audit --help).
 `
 
 func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "audit" {
+		return policyaudit.Run(ctx, args[1:], stdout)
+	}
 	if len(args) == 0 || cmdkit.HelpAsked(args) {
 		fmt.Fprint(stdout, policyUsage)
 		if len(args) == 0 {
-			return cmdkit.Usage(errors.New("policy needs a command: features"))
+			return cmdkit.Usage(errors.New("policy needs a command: features or audit"))
 		}
 		return nil
 	}
 	if args[0] != "features" {
-		return cmdkit.Usage(fmt.Errorf("unknown policy command %q (want features)", args[0]))
+		return cmdkit.Usage(fmt.Errorf("unknown policy command %q (want features or audit)", args[0]))
 	}
 	vals, rest, err := cmdkit.SubFlags(args[1:], []string{"out", "episode", "step", "count", "policy"}, []string{"outputs", "help", "h"})
 	if err != nil {
