@@ -159,10 +159,6 @@ type Rate struct {
 	Raw    float64
 }
 
-// strictRaw is the raw reward at or above which an episode is a strict
-// success (1, less float noise).
-const strictRaw = 1 - 1e-9
-
 // Score is the mean raw reward, NaN with no episodes.
 func (r Rate) Score() float64 {
 	if r.N == 0 {
@@ -177,7 +173,7 @@ func (r *Rate) count(e episode) {
 	if e.success {
 		r.Success++
 	}
-	if e.raw >= strictRaw {
+	if catalog.StrictSuccess(e.raw) {
 		r.Strict++
 	}
 	r.Raw += e.raw

@@ -17,6 +17,11 @@ import (
 //go:embed miniwob_published.tsv
 var miniwobPublishedTSV string
 
+// StrictSuccess reports whether an episode's raw reward is MiniWoB++'s
+// success, 1 (less float noise): a partly right answer (find-greatest's
+// 0.1, click-checkboxes with one wrong box) is above 0 but not a success.
+func StrictSuccess(raw float64) bool { return raw >= 1-1e-9 }
+
 // Published columns the reports set beside this project's scores.
 const (
 	PublishedHuman = "Human"

@@ -79,10 +79,6 @@ type evalResult struct {
 	Took                                         time.Duration
 }
 
-// strictRaw is the raw reward at or above which an episode is a strict
-// success (1, less float noise).
-const strictRaw = 1 - 1e-9
-
 // MeanRaw is a family's score: the mean raw reward of its episodes, in
 // [−1, 1] on MiniWoB++.
 func (r evalResult) MeanRaw(family string) float64 { return r.perEpisode(r.Raw, family) }
@@ -251,7 +247,7 @@ func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (eval
 				}
 				res.Decayed[f] += rw.GetDecayedReward()
 				res.Raw[f] += rw.GetRawReward()
-				if !rw.GetAborted() && rw.GetRawReward() >= strictRaw {
+				if !rw.GetAborted() && catalog.StrictSuccess(rw.GetRawReward()) {
 					res.Strict[f]++
 				}
 				switch {
