@@ -243,8 +243,17 @@ func (e *Env) drag(ctx context.Context, fx, fy, tx, ty float64) error {
 			return err
 		}
 	}
+	// Chromium extends a drag's text selection on the frame after a move:
+	// released at once, the selection stopped a glyph short of the last
+	// move (highlight-text, seed 5). A frame's pause lets it catch up.
+	if err := backoff.Sleep(ctx, dragSettle); err != nil {
+		return err
+	}
 	return e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseReleased, X: tx, Y: ty, Button: input.MouseButtonLeft, ClickCount: 1})
 }
+
+// dragSettle is the pause between a drag's last move and its release.
+const dragSettle = 50 * time.Millisecond
 
 // buttonsOf is the buttons held during an event of type t (the left one
 // while pressed).
