@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
@@ -207,9 +208,46 @@ func inexpressible(arch *policy.Architecture, obs *env.Observation, a env.Action
 		return "the events cannot carry " + string(a.Type)
 	}
 	if _, err := arch.ChoiceOf(f, act); err != nil {
-		return general(a, err)
+		r := general(a, err)
+		if strings.HasSuffix(r, "text is not a candidate") {
+			// Where a copy mechanism would have to find the value.
+			r += " (" + whereIs(ev, act.GetText()) + ")"
+		}
+		return r
 	}
 	return ""
+}
+
+// whereIs says where on the page, as the policy sees it, text occurs: in
+// the instruction, an element's own text, value or options, the text
+// around an element (its context), or nowhere.
+func whereIs(ev *eventspb.Observation, text string) string {
+	t := strings.ToLower(strings.TrimSpace(text))
+	if t == "" {
+		return "empty"
+	}
+	in := func(s string) bool { return strings.Contains(strings.ToLower(s), t) }
+	if in(ev.GetInstruction()) {
+		return "in the instruction"
+	}
+	var where []string
+	for _, el := range ev.GetElements() {
+		switch {
+		case in(el.GetText()):
+			where = append(where, "an element's text")
+		case in(el.GetValue()):
+			where = append(where, "an element's value")
+		case slices.ContainsFunc(el.GetOptions(), in):
+			where = append(where, "an element's options")
+		case in(el.GetContext()):
+			where = append(where, "an element's context")
+		}
+	}
+	if len(where) == 0 {
+		return "nowhere on this page: an earlier page, or text outside the elements"
+	}
+	slices.Sort(where)
+	return "in " + slices.Compact(where)[0]
 }
 
 // general names a ChoiceOf error by its kind and the action's type.
