@@ -249,10 +249,7 @@ func (a *Architecture) featurizeThrough(obs *eventspb.Observation, last string) 
 // featurizeStages are Featurize's stages in their order; each reads what
 // the ones before it left in the featurizer. The per-stage golden files
 // (testdata/stages) run a prefix of them and print what the last one wrote.
-var featurizeStages = []struct {
-	name string
-	run  func(*featurizer) error
-}{
+var featurizeStages = []featurizeStage{
 	{"frame", (*featurizer).frame},
 	{"instruction", stage((*featurizer).instruction)},
 	{"elements", stage((*featurizer).elements)},
@@ -261,6 +258,12 @@ var featurizeStages = []struct {
 	{"candidates", stage((*featurizer).candidates)},
 	{"select-masks", stage((*featurizer).selectMasks)},
 	{"type-mask", stage((*featurizer).typeMask)},
+}
+
+// featurizeStage is one named stage of Featurize.
+type featurizeStage struct {
+	name string
+	run  func(*featurizer) error
 }
 
 // stage adapts a stage that cannot fail.

@@ -26,12 +26,7 @@ func TestFeaturizeStagesGolden(t *testing.T) {
 			}
 			var name string
 			d.ScanArgs(t, "stage", &name)
-			if !slices.ContainsFunc(featurizeStages, func(s struct {
-				name string
-				run  func(*featurizer) error
-			}) bool {
-				return s.name == name
-			}) {
+			if !slices.ContainsFunc(featurizeStages, func(s featurizeStage) bool { return s.name == name }) {
 				d.Fatalf(t, "unknown stage %q", name)
 			}
 			a, obs := goldenObservation(t, d)

@@ -26,6 +26,35 @@ const maskedBelow = -1e8
 // gradient terms.
 var ErrNotRepresentable = errors.New("action not representable by the policy")
 
+// Unrepresentable is the kind of an ErrNotRepresentable, worded for an
+// audit's table.
+type Unrepresentable string
+
+// The kinds of ErrNotRepresentable.
+const (
+	NoHeadForType    Unrepresentable = "no head for the type"
+	ElementNotKept   Unrepresentable = "its element is not among the kept ones"
+	TextNotCandidate Unrepresentable = "its text is not a candidate"
+	TypeMasked       Unrepresentable = "the type is masked on the page"
+	TargetMasked     Unrepresentable = "the type may not target that element"
+	TextMasked       Unrepresentable = "the text is masked for that element"
+)
+
+// NotRepresentableError is an ErrNotRepresentable with its kind; Detail
+// says it of the action at hand.
+type NotRepresentableError struct {
+	Kind   Unrepresentable
+	Detail string
+}
+
+func (e *NotRepresentableError) Error() string { return ErrNotRepresentable.Error() + ": " + e.Detail }
+
+func (e *NotRepresentableError) Unwrap() error { return ErrNotRepresentable }
+
+func notRepresentable(kind Unrepresentable, format string, args ...any) error {
+	return &NotRepresentableError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
 // Choice is an action as head indices: Type indexes the type head; Element
 // (-1 when unused) the element head's row for that type; Candidate (-1 when
 // unused) the text head's row Arch.TextRow(type, Element).
@@ -237,7 +266,7 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, error) {
 	c := Choice{Type: a.TypeIndex(act.GetType()), Element: -1, Candidate: -1}
 	if c.Type < 0 {
-		return c, fmt.Errorf("%w: type %s is not in the architecture", ErrNotRepresentable, act.GetType())
+		return c, notRepresentable(NoHeadForType, "type %s is not in the architecture", act.GetType())
 	}
 	typ := act.GetType()
 	if UsesElement(typ) {
@@ -248,7 +277,7 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 			}
 		}
 		if c.Element < 0 {
-			return c, fmt.Errorf("%w: bid %q is not among the %d kept elements", ErrNotRepresentable, act.GetBid(), len(f.BIDs))
+			return c, notRepresentable(ElementNotKept, "bid %q is not among the %d kept elements", act.GetBid(), len(f.BIDs))
 		}
 	}
 	if UsesText(typ) {
@@ -261,18 +290,18 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 			}
 		}
 		if c.Candidate < 0 {
-			return c, fmt.Errorf("%w: text %q is not a candidate", ErrNotRepresentable, act.GetText())
+			return c, notRepresentable(TextNotCandidate, "text %q is not a candidate", act.GetText())
 		}
 	}
 	// The masks: a choice the graph gives no probability is not the
 	// policy's either (the learner counts it at ingest, not at the update).
 	switch E := a.MaxElements; {
 	case f.TypeMask[c.Type] != 1:
-		return c, fmt.Errorf("%w: type %s is masked on this page", ErrNotRepresentable, typ)
+		return c, notRepresentable(TypeMasked, "type %s is masked on this page", typ)
 	case UsesElement(typ) && f.ElemTypeMask[c.Type*E+c.Element] != 1:
-		return c, fmt.Errorf("%w: %s may not target bid %q", ErrNotRepresentable, typ, act.GetBid())
+		return c, notRepresentable(TargetMasked, "%s may not target bid %q", typ, act.GetBid())
 	case UsesText(typ) && f.CandMask[a.TextRow(typ, c.Element)*a.MaxCandidates+c.Candidate] != 1:
-		return c, fmt.Errorf("%w: candidate %d is masked", ErrNotRepresentable, c.Candidate)
+		return c, notRepresentable(TextMasked, "candidate %d is masked", c.Candidate)
 	}
 	return c, nil
 }

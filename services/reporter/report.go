@@ -196,20 +196,12 @@ func writeMiniWoBScores(b *strings.Builder, rows []TaskRate) {
 			cells[3] = fmt.Sprintf("%.2f", h.Score())
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Family, cells[0], cells[1], cells[2], cells[3],
-			published(pub, r.Family, catalog.PublishedHuman), published(pub, r.Family, catalog.PublishedCCNet))
+			pub.Cell(r.Family, catalog.PublishedHuman), pub.Cell(r.Family, catalog.PublishedCCNet))
 	}
 	if n > 0 {
 		fmt.Fprintf(b, "\nMean score over the %d tasks with held-out episodes: %.2f.\n", n, sum/float64(n))
 	}
 	fmt.Fprintf(b, "\nPublished: %s\n", pub.Source)
-}
-
-// published prints a task's published score, or "-".
-func published(p *catalog.PublishedScores, task, column string) string {
-	if v, ok := p.Score(task, column); ok {
-		return fmt.Sprintf("%.2f", v)
-	}
-	return "-"
 }
 
 // frac prints a rate as successes/episodes and a percentage, or "-".

@@ -45,6 +45,15 @@ func (p *PublishedScores) Score(task, column string) (float64, bool) {
 	return v, ok
 }
 
+// Cell is task's published score in column as a table prints it ("0.93"),
+// or "-" when the table does not report one.
+func (p *PublishedScores) Cell(task, column string) string {
+	if v, ok := p.Score(task, column); ok {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return "-"
+}
+
 var (
 	publishedOnce sync.Once
 	published     *PublishedScores

@@ -209,7 +209,7 @@ func inexpressible(arch *policy.Architecture, obs *env.Observation, a env.Action
 	}
 	if _, err := arch.ChoiceOf(f, act); err != nil {
 		r := general(a, err)
-		if strings.HasSuffix(r, "text is not a candidate") {
+		if ne, ok := errors.AsType[*policy.NotRepresentableError](err); ok && ne.Kind == policy.TextNotCandidate {
 			// Where a copy mechanism would have to find the value.
 			r += " (" + whereIs(ev, act.GetText()) + ")"
 		}
@@ -252,22 +252,10 @@ func whereIs(ev *eventspb.Observation, text string) string {
 
 // general names a ChoiceOf error by its kind and the action's type.
 func general(a env.Action, err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "is not a candidate"):
-		return string(a.Type) + ": its text is not a candidate"
-	case strings.Contains(msg, "is not among"):
-		return string(a.Type) + ": its element is not among the kept ones"
-	case strings.Contains(msg, "is not in the architecture"):
-		return string(a.Type) + ": no head for the type"
-	case strings.Contains(msg, "is masked on this page"):
-		return string(a.Type) + ": the type is masked on the page"
-	case strings.Contains(msg, "may not target"):
-		return string(a.Type) + ": the type may not target that element"
-	case strings.Contains(msg, "candidate") && strings.Contains(msg, "masked"):
-		return string(a.Type) + ": the text is masked for that element"
+	if ne, ok := errors.AsType[*policy.NotRepresentableError](err); ok {
+		return string(a.Type) + ": " + string(ne.Kind)
 	}
-	return string(a.Type) + ": " + msg
+	return string(a.Type) + ": " + err.Error()
 }
 
 // Print writes the findings: one row per task, then the totals.

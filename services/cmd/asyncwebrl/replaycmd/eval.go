@@ -246,11 +246,7 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, lab
 		}
 		if miniwob {
 			for _, col := range published {
-				if v, ok := pub.Score(fam, col); ok {
-					fmt.Fprintf(b, " %.2f |", v)
-				} else {
-					b.WriteString(" - |")
-				}
+				fmt.Fprintf(b, " %s |", pub.Cell(fam, col))
 			}
 		}
 		b.WriteString("\n")
