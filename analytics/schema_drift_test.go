@@ -94,6 +94,14 @@ var leftOut = func() map[string]string {
 	for _, f := range []string{"x", "y", "w", "h"} {
 		m["Box."+f] = "an element's box, in obs.element_boxes as [x, y, w, h] (Observation.elements)"
 	}
+	// The page's text and the memory are featurizer input like the
+	// elements: on the obs topic and in event_log; a past step is that
+	// step's actions and rewards rows.
+	m["Observation.page_text"] = "featurizer input: stays on Kafka and in event_log, like the elements"
+	m["Observation.memory"] = "the episode's earlier steps, each already a row of actions and rewards"
+	for _, f := range []string{"step", "type", "target_text", "text", "url", "reward", "page_text"} {
+		m["PastStep."+f] = "a past step is that step's actions and rewards rows (and its page's obs row); the memory stays on Kafka and in event_log"
+	}
 	return m
 }()
 

@@ -1042,8 +1042,18 @@ type Observation struct {
 	// can tell a page it already acted on from a fresh one.
 	PreviousAction string `protobuf:"bytes,31,opt,name=previous_action,json=previousAction,proto3" json:"previous_action,omitempty"`
 	PreviousBid    string `protobuf:"bytes,32,opt,name=previous_bid,json=previousBid,proto3" json:"previous_bid,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The page's visible text as lines, in reading order (the task area of a
+	// MiniWoB++ page, without its instruction), deduplicated and truncated by
+	// the actor (default at most 32 lines of 80 characters): text no element
+	// holds (a code in a <b>, a phone number in a table cell) that a task may
+	// ask to be typed.
+	PageText []string `protobuf:"bytes,33,rep,name=page_text,json=pageText,proto3" json:"page_text,omitempty"`
+	// The episode's memory: its last steps before this page, newest first
+	// (at most the actor's -memory-steps, default 4). Part of the state, so
+	// the learner trains on what the actor remembered.
+	Memory        []*PastStep `protobuf:"bytes,34,rep,name=memory,proto3" json:"memory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Observation) Reset() {
@@ -1188,6 +1198,123 @@ func (x *Observation) GetPreviousBid() string {
 	return ""
 }
 
+func (x *Observation) GetPageText() []string {
+	if x != nil {
+		return x.PageText
+	}
+	return nil
+}
+
+func (x *Observation) GetMemory() []*PastStep {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+// One earlier step of the episode, as the policy remembers it.
+type PastStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's index and its action.
+	Step uint32     `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Type ActionType `protobuf:"varint,2,opt,name=type,proto3,enum=asyncwebrl.v1.ActionType" json:"type,omitempty"`
+	// The text of the element it targeted (empty without a target).
+	TargetText string `protobuf:"bytes,3,opt,name=target_text,json=targetText,proto3" json:"target_text,omitempty"`
+	// The value it typed, chose or sent (FILL, SELECT_OPTION,
+	// SEND_MSG_TO_USER).
+	Text string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	// The URL of the page it was taken on, and r_t.
+	Url    string  `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`
+	Reward float32 `protobuf:"fixed32,6,opt,name=reward,proto3" json:"reward,omitempty"`
+	// That page's text (Observation.page_text and its elements' texts and
+	// values): set on the newest step of each page whose URL differs from
+	// this observation's and from every newer step's, so that text read on an
+	// earlier page can be copied (at most 2 pages, each truncated as
+	// page_text).
+	PageText      []string `protobuf:"bytes,7,rep,name=page_text,json=pageText,proto3" json:"page_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PastStep) Reset() {
+	*x = PastStep{}
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PastStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PastStep) ProtoMessage() {}
+
+func (x *PastStep) ProtoReflect() protoreflect.Message {
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PastStep.ProtoReflect.Descriptor instead.
+func (*PastStep) Descriptor() ([]byte, []int) {
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PastStep) GetStep() uint32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *PastStep) GetType() ActionType {
+	if x != nil {
+		return x.Type
+	}
+	return ActionType_ACTION_TYPE_UNSPECIFIED
+}
+
+func (x *PastStep) GetTargetText() string {
+	if x != nil {
+		return x.TargetText
+	}
+	return ""
+}
+
+func (x *PastStep) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *PastStep) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *PastStep) GetReward() float32 {
+	if x != nil {
+		return x.Reward
+	}
+	return 0
+}
+
+func (x *PastStep) GetPageText() []string {
+	if x != nil {
+		return x.PageText
+	}
+	return nil
+}
+
 // Topic `actions`, key episode_id: a_t chosen from the observation at the same
 // envelope.step.
 type Action struct {
@@ -1242,7 +1369,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[7]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1381,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[7]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1394,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Action) GetEnvelope() *Envelope {
@@ -1464,7 +1591,7 @@ type Reward struct {
 
 func (x *Reward) Reset() {
 	*x = Reward{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[8]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1603,7 @@ func (x *Reward) String() string {
 func (*Reward) ProtoMessage() {}
 
 func (x *Reward) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[8]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1616,7 @@ func (x *Reward) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reward.ProtoReflect.Descriptor instead.
 func (*Reward) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Reward) GetEnvelope() *Envelope {
@@ -1603,7 +1730,7 @@ type Telemetry struct {
 
 func (x *Telemetry) Reset() {
 	*x = Telemetry{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1742,7 @@ func (x *Telemetry) String() string {
 func (*Telemetry) ProtoMessage() {}
 
 func (x *Telemetry) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1755,7 @@ func (x *Telemetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Telemetry.ProtoReflect.Descriptor instead.
 func (*Telemetry) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Telemetry) GetEnvelope() *Envelope {
@@ -1741,7 +1868,7 @@ type TransitionTimings struct {
 
 func (x *TransitionTimings) Reset() {
 	*x = TransitionTimings{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1753,7 +1880,7 @@ func (x *TransitionTimings) String() string {
 func (*TransitionTimings) ProtoMessage() {}
 
 func (x *TransitionTimings) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1893,7 @@ func (x *TransitionTimings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionTimings.ProtoReflect.Descriptor instead.
 func (*TransitionTimings) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TransitionTimings) GetObserveMs() uint32 {
@@ -1860,7 +1987,7 @@ type Transition struct {
 
 func (x *Transition) Reset() {
 	*x = Transition{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +1999,7 @@ func (x *Transition) String() string {
 func (*Transition) ProtoMessage() {}
 
 func (x *Transition) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2012,7 @@ func (x *Transition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transition.ProtoReflect.Descriptor instead.
 func (*Transition) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Transition) GetEnvelope() *Envelope {
@@ -2083,7 +2210,7 @@ type Episode struct {
 
 func (x *Episode) Reset() {
 	*x = Episode{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2095,7 +2222,7 @@ func (x *Episode) String() string {
 func (*Episode) ProtoMessage() {}
 
 func (x *Episode) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2108,7 +2235,7 @@ func (x *Episode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Episode.ProtoReflect.Descriptor instead.
 func (*Episode) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Episode) GetEnvelope() *Envelope {
@@ -2265,7 +2392,7 @@ type Weights struct {
 
 func (x *Weights) Reset() {
 	*x = Weights{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2404,7 @@ func (x *Weights) String() string {
 func (*Weights) ProtoMessage() {}
 
 func (x *Weights) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2417,7 @@ func (x *Weights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Weights.ProtoReflect.Descriptor instead.
 func (*Weights) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Weights) GetEnvelope() *Envelope {
@@ -2395,7 +2522,7 @@ type DeadLetter struct {
 
 func (x *DeadLetter) Reset() {
 	*x = DeadLetter{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2534,7 @@ func (x *DeadLetter) String() string {
 func (*DeadLetter) ProtoMessage() {}
 
 func (x *DeadLetter) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2547,7 @@ func (x *DeadLetter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetter.ProtoReflect.Descriptor instead.
 func (*DeadLetter) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeadLetter) GetEnvelope() *Envelope {
@@ -2562,7 +2689,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +
-	"\tsettle_ms\x18\x02 \x01(\rR\bsettleMs\"\xcb\x04\n" +
+	"\tsettle_ms\x18\x02 \x01(\rR\bsettleMs\"\x99\x05\n" +
 	"\vObservation\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12*\n" +
 	"\x04task\x18\x02 \x01(\v2\x16.asyncwebrl.v1.TaskRefR\x04task\x12\x14\n" +
@@ -2579,7 +2706,18 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\bterminal\x18\x1b \x01(\bR\bterminal\x12;\n" +
 	"\atimings\x18\x1e \x01(\v2!.asyncwebrl.v1.ObservationTimingsR\atimings\x12'\n" +
 	"\x0fprevious_action\x18\x1f \x01(\tR\x0epreviousAction\x12!\n" +
-	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\"\x8a\x05\n" +
+	"\fprevious_bid\x18  \x01(\tR\vpreviousBid\x12\x1b\n" +
+	"\tpage_text\x18! \x03(\tR\bpageText\x12/\n" +
+	"\x06memory\x18\" \x03(\v2\x17.asyncwebrl.v1.PastStepR\x06memory\"\xc9\x01\n" +
+	"\bPastStep\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\rR\x04step\x12-\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x1f\n" +
+	"\vtarget_text\x18\x03 \x01(\tR\n" +
+	"targetText\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x16\n" +
+	"\x06reward\x18\x06 \x01(\x02R\x06reward\x12\x1b\n" +
+	"\tpage_text\x18\a \x03(\tR\bpageText\"\x8a\x05\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +
@@ -2794,7 +2932,7 @@ func file_asyncwebrl_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_asyncwebrl_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_asyncwebrl_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_asyncwebrl_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_asyncwebrl_v1_events_proto_goTypes = []any{
 	(Source)(0),                // 0: asyncwebrl.v1.Source
 	(Tier)(0),                  // 1: asyncwebrl.v1.Tier
@@ -2808,15 +2946,16 @@ var file_asyncwebrl_v1_events_proto_goTypes = []any{
 	(*Element)(nil),            // 9: asyncwebrl.v1.Element
 	(*ObservationTimings)(nil), // 10: asyncwebrl.v1.ObservationTimings
 	(*Observation)(nil),        // 11: asyncwebrl.v1.Observation
-	(*Action)(nil),             // 12: asyncwebrl.v1.Action
-	(*Reward)(nil),             // 13: asyncwebrl.v1.Reward
-	(*Telemetry)(nil),          // 14: asyncwebrl.v1.Telemetry
-	(*TransitionTimings)(nil),  // 15: asyncwebrl.v1.TransitionTimings
-	(*Transition)(nil),         // 16: asyncwebrl.v1.Transition
-	(*Episode)(nil),            // 17: asyncwebrl.v1.Episode
-	(*Weights)(nil),            // 18: asyncwebrl.v1.Weights
-	(*DeadLetter)(nil),         // 19: asyncwebrl.v1.DeadLetter
-	nil,                        // 20: asyncwebrl.v1.Weights.MetricsEntry
+	(*PastStep)(nil),           // 12: asyncwebrl.v1.PastStep
+	(*Action)(nil),             // 13: asyncwebrl.v1.Action
+	(*Reward)(nil),             // 14: asyncwebrl.v1.Reward
+	(*Telemetry)(nil),          // 15: asyncwebrl.v1.Telemetry
+	(*TransitionTimings)(nil),  // 16: asyncwebrl.v1.TransitionTimings
+	(*Transition)(nil),         // 17: asyncwebrl.v1.Transition
+	(*Episode)(nil),            // 18: asyncwebrl.v1.Episode
+	(*Weights)(nil),            // 19: asyncwebrl.v1.Weights
+	(*DeadLetter)(nil),         // 20: asyncwebrl.v1.DeadLetter
+	nil,                        // 21: asyncwebrl.v1.Weights.MetricsEntry
 }
 var file_asyncwebrl_v1_events_proto_depIdxs = []int32{
 	0,  // 0: asyncwebrl.v1.Envelope.source:type_name -> asyncwebrl.v1.Source
@@ -2830,28 +2969,30 @@ var file_asyncwebrl_v1_events_proto_depIdxs = []int32{
 	6,  // 8: asyncwebrl.v1.Observation.task:type_name -> asyncwebrl.v1.TaskRef
 	9,  // 9: asyncwebrl.v1.Observation.elements:type_name -> asyncwebrl.v1.Element
 	10, // 10: asyncwebrl.v1.Observation.timings:type_name -> asyncwebrl.v1.ObservationTimings
-	5,  // 11: asyncwebrl.v1.Action.envelope:type_name -> asyncwebrl.v1.Envelope
-	3,  // 12: asyncwebrl.v1.Action.type:type_name -> asyncwebrl.v1.ActionType
-	5,  // 13: asyncwebrl.v1.Reward.envelope:type_name -> asyncwebrl.v1.Envelope
-	5,  // 14: asyncwebrl.v1.Telemetry.envelope:type_name -> asyncwebrl.v1.Envelope
-	5,  // 15: asyncwebrl.v1.Transition.envelope:type_name -> asyncwebrl.v1.Envelope
-	11, // 16: asyncwebrl.v1.Transition.obs:type_name -> asyncwebrl.v1.Observation
-	12, // 17: asyncwebrl.v1.Transition.action:type_name -> asyncwebrl.v1.Action
-	11, // 18: asyncwebrl.v1.Transition.next_obs:type_name -> asyncwebrl.v1.Observation
-	1,  // 19: asyncwebrl.v1.Transition.tier:type_name -> asyncwebrl.v1.Tier
-	15, // 20: asyncwebrl.v1.Transition.timings:type_name -> asyncwebrl.v1.TransitionTimings
-	5,  // 21: asyncwebrl.v1.Episode.envelope:type_name -> asyncwebrl.v1.Envelope
-	1,  // 22: asyncwebrl.v1.Episode.tier:type_name -> asyncwebrl.v1.Tier
-	2,  // 23: asyncwebrl.v1.Episode.split:type_name -> asyncwebrl.v1.Split
-	5,  // 24: asyncwebrl.v1.Weights.envelope:type_name -> asyncwebrl.v1.Envelope
-	20, // 25: asyncwebrl.v1.Weights.metrics:type_name -> asyncwebrl.v1.Weights.MetricsEntry
-	5,  // 26: asyncwebrl.v1.DeadLetter.envelope:type_name -> asyncwebrl.v1.Envelope
-	4,  // 27: asyncwebrl.v1.DeadLetter.reason_code:type_name -> asyncwebrl.v1.ReasonCode
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	12, // 11: asyncwebrl.v1.Observation.memory:type_name -> asyncwebrl.v1.PastStep
+	3,  // 12: asyncwebrl.v1.PastStep.type:type_name -> asyncwebrl.v1.ActionType
+	5,  // 13: asyncwebrl.v1.Action.envelope:type_name -> asyncwebrl.v1.Envelope
+	3,  // 14: asyncwebrl.v1.Action.type:type_name -> asyncwebrl.v1.ActionType
+	5,  // 15: asyncwebrl.v1.Reward.envelope:type_name -> asyncwebrl.v1.Envelope
+	5,  // 16: asyncwebrl.v1.Telemetry.envelope:type_name -> asyncwebrl.v1.Envelope
+	5,  // 17: asyncwebrl.v1.Transition.envelope:type_name -> asyncwebrl.v1.Envelope
+	11, // 18: asyncwebrl.v1.Transition.obs:type_name -> asyncwebrl.v1.Observation
+	13, // 19: asyncwebrl.v1.Transition.action:type_name -> asyncwebrl.v1.Action
+	11, // 20: asyncwebrl.v1.Transition.next_obs:type_name -> asyncwebrl.v1.Observation
+	1,  // 21: asyncwebrl.v1.Transition.tier:type_name -> asyncwebrl.v1.Tier
+	16, // 22: asyncwebrl.v1.Transition.timings:type_name -> asyncwebrl.v1.TransitionTimings
+	5,  // 23: asyncwebrl.v1.Episode.envelope:type_name -> asyncwebrl.v1.Envelope
+	1,  // 24: asyncwebrl.v1.Episode.tier:type_name -> asyncwebrl.v1.Tier
+	2,  // 25: asyncwebrl.v1.Episode.split:type_name -> asyncwebrl.v1.Split
+	5,  // 26: asyncwebrl.v1.Weights.envelope:type_name -> asyncwebrl.v1.Envelope
+	21, // 27: asyncwebrl.v1.Weights.metrics:type_name -> asyncwebrl.v1.Weights.MetricsEntry
+	5,  // 28: asyncwebrl.v1.DeadLetter.envelope:type_name -> asyncwebrl.v1.Envelope
+	4,  // 29: asyncwebrl.v1.DeadLetter.reason_code:type_name -> asyncwebrl.v1.ReasonCode
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_asyncwebrl_v1_events_proto_init() }
@@ -2859,14 +3000,14 @@ func file_asyncwebrl_v1_events_proto_init() {
 	if File_asyncwebrl_v1_events_proto != nil {
 		return
 	}
-	file_asyncwebrl_v1_events_proto_msgTypes[7].OneofWrappers = []any{}
+	file_asyncwebrl_v1_events_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_asyncwebrl_v1_events_proto_rawDesc), len(file_asyncwebrl_v1_events_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

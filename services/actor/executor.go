@@ -59,6 +59,8 @@ type episode struct {
 	// history is the episode's actions so far, oldest first (Query's
 	// History: at most maxSteps small events).
 	history []*eventspb.Action
+	// mem is what the episode's observations remember (Observation.memory).
+	mem *Memory
 	// tried holds, in greedy episodes, the actions taken from each page
 	// state (pageState) so far: none is taken from the same state again.
 	tried map[string][]*eventspb.Action
@@ -203,7 +205,7 @@ func (x *executor) begin(ctx context.Context) error {
 		}
 		t0 = x.ts.since(phAct, t0)
 	}
-	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), ref: taskRef(task), maxSteps: task.GetMaxSteps()}
+	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), ref: taskRef(task), maxSteps: task.GetMaxSteps(), mem: NewMemory(x.s.opts.memorySteps)}
 	if ep.id == "" {
 		ep.id = eventspb.NewEventID()
 	}
@@ -251,6 +253,7 @@ func (x *executor) settle(ctx context.Context, step uint32, o *env.Observation, 
 			return nil, false, done, err
 		}
 		ev.PreviousAction, ev.PreviousBid = ep.prevAction, ep.prevBid
+		ep.mem.Recall(ev)
 		ev.Envelope.Source = ep.source()
 		if err := x.s.pub.send(x.s.pub.obs, ep.id, ev); err != nil {
 			return nil, false, done, err
@@ -390,6 +393,7 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 	ep.prevAction, ep.prevBid = d.ev.GetRaw(), d.ev.GetBid()
 	ep.prev, ep.prevURL = d.ev, ep.obs.GetUrl()
 	ep.history = append(ep.history, d.ev)
+	ep.mem.Remember(t, d.ev, ep.obs, res.Reward)
 	next, stable, done, err := x.settle(ctx, t+1, res.Obs, res.Done)
 	if err != nil {
 		return x.fail(ctx, t, err, "observe")

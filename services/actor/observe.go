@@ -82,6 +82,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 			DomId:    clip(el.DOMID, maxText),
 		})
 	}
+	ev.PageText = clipAll(o.Text, maxLineBytes, maxPageLines)
 	ev.Timings = &eventspb.ObservationTimings{
 		ObserveMs: uint32(time.Since(start).Milliseconds()),
 		SettleMs:  uint32(o.SettleWait.Milliseconds()),

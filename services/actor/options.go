@@ -58,7 +58,9 @@ type options struct {
 	// resettles: how many more times an executor waits for a page that
 	// did not settle before it aborts the episode (default 2).
 	resettles int
-	taskGrace time.Duration
+	// memorySteps: the past steps an observation remembers.
+	memorySteps int
+	taskGrace   time.Duration
 	// taskPause: how long executors wait for the next assignment once
 	// the tasks topic has delivered one, before the local generator supplies
 	// tasks (default 30s, never less than the task grace): a scheduler that
@@ -114,6 +116,7 @@ func defaultOptions() options {
 		jpegQuality:    80,
 		maxSteps:       12,
 		resettles:      2,
+		memorySteps:    DefaultMemorySteps,
 		taskGrace:      3 * time.Second,
 		taskPause:      30 * time.Second,
 		policyName:     "default",
@@ -166,6 +169,11 @@ func WithJPEGQuality(q int) Option { return func(o *options) { o.jpegQuality = q
 // addressed store under dir (<dir>/<sha256>), and observations carry only
 // the hash (default "": not kept). The binary uses RunDir/frames.
 func WithFrameStore(dir string) Option { return func(o *options) { o.frameStore = dir } }
+
+// WithMemorySteps sets how many past steps each observation remembers,
+// newest first, with the text of up to two earlier pages (default
+// DefaultMemorySteps, 4; 0 turns the memory off).
+func WithMemorySteps(k int) Option { return func(o *options) { o.memorySteps = k } }
 
 // WithMaxSteps sets the step budget of tasks that give none (default 12);
 // an episode that reaches it is truncated.

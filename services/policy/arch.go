@@ -16,7 +16,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 14
+const FeaturesVersion = 15
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -92,7 +92,7 @@ func DefaultArchitecture() Architecture {
 		MaxInstrTokens:  32,
 		MaxElements:     32,
 		ElemTokens:      8,
-		MaxCandidates:   32,
+		MaxCandidates:   64,
 		CandTokens:      4,
 		ActionTypes:     slices.Clone(AllActionTypes),
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
@@ -109,6 +110,11 @@ const (
 	cfFromPage
 	cfInInstr
 	cfIsOption
+	cfSpan
+	cfCapitalised
+	cfInnerMark
+	cfFromMemory
+	cfTypedBefore
 	numCandFeatures
 )
 
@@ -141,6 +147,7 @@ const pairOn = 4
 var candidateFeatureNames = []string{
 	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
 	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr", "is_option",
+	"span", "capitalised", "inner_mark", "from_memory", "typed_before",
 }
 
 const (
@@ -594,14 +601,27 @@ func (z *featurizer) candidates() {
 	instr, iw, quotes, els, elemWords, elemValues, labelWords, optionWords := z.instr, z.iw, z.quotes, z.els, z.elemWords, z.elemValues, z.labelWords, z.optionWords
 	// Text candidates: quoted phrases, then single instruction words, then
 	// the kept elements' texts, values and options.
-	var nQuoted, nInstr int
-	f.Candidates, nQuoted, nInstr = candidates(instr, quotes, els, K)
+	var cs candidateList
+	f.Candidates, cs = candidates(z.obs, quotes, els, K)
+	nQuoted, nSpans, nInstr := cs.quoted, cs.spans, cs.instr
+	typed := map[string]bool{} // the values earlier steps typed or chose
+	for _, st := range z.obs.GetMemory() {
+		if t := strings.ToLower(strings.TrimSpace(st.GetText())); t != "" {
+			typed[t] = true
+		}
+	}
 	for k, c := range f.Candidates {
 		cw := instruction.LowerWords(c)
 		row := f.CandFeats[k*Fc : (k+1)*Fc]
 		isQuote := k < nQuoted
+		isSpan := !isQuote && k < nSpans
 		row[cfQuoted] = bool01(isQuote)
-		row[cfFromPage] = bool01(k >= nInstr)
+		row[cfSpan] = bool01(isSpan)
+		row[cfCapitalised] = bool01(capitalised(c))
+		row[cfInnerMark] = bool01(innerMark(c))
+		row[cfFromPage] = bool01(k >= nInstr && k < cs.page)
+		row[cfFromMemory] = bool01(k >= cs.page)
+		row[cfTypedBefore] = bool01(typed[strings.ToLower(c)])
 		row[cfInInstr] = bool01(instruction.ContainsRun(iw, cw))
 		row[cfSingleWord] = bool01(len(cw) == 1 && !isQuote)
 		if i := instruction.IndexRun(iw, cw); i >= 0 {
@@ -632,9 +652,11 @@ func (z *featurizer) candidates() {
 		// The pairs: the field whose label (or kind: "input password")
 		// is the word that introduces this value, the field that already
 		// holds it, the select that offers it.
-		var intro string // only a value (quoted, or a literal) has one
+		var intro string // only a value (quoted, a literal, or a span) has one
 		if w := instruction.Introducer(instr, c); isQuote && !instruction.IsStopword(w) {
 			intro = w
+		} else if isSpan {
+			intro = instruction.ValueIntroducer(instr, c)
 		}
 		for e := range els {
 			pair := f.PairFeats[(e*K+k)*numPairFeatures : (e*K+k+1)*numPairFeatures]
@@ -647,7 +669,10 @@ func (z *featurizer) candidates() {
 		toks := cw
 		if isQuote && intro != "" && len(cw) < Lc {
 			// A value carries the word that introduces it (`the password
-			// "UWH"`), which is what matches it to its field's label.
+			// "UWH"`), which is what matches it to its field's label. A
+			// span's introducer reaches its pairs only: inside a run the
+			// word before a span is often the run's own ("Heard" of
+			// "Heard Island"), and in the tokens it would blur the span.
 			toks = append(slices.Clone(cw), intro)
 		}
 		fillTokens(toks, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
@@ -754,14 +779,25 @@ func pickElements(all []*eventspb.Element, fw, fh float64, n int) []*eventspb.El
 	return out
 }
 
+// candidateList says where each group of candidates ends: candidates
+// [0, quoted) are the quoted values, [quoted, spans) the instruction's
+// spans, [spans, instr) its other words, [instr, page) the current page's
+// texts, [page, len) earlier pages' (the memory).
+type candidateList struct{ quoted, spans, instr, page int }
+
 // candidates lists the text choices, deduplicated case-insensitively, at
-// most k: the quoted phrases in order (the first nQuoted), then the
-// instruction's words (up to nInstr), then page text: each kept element's
-// text, value and options (a select's), in the elements' order, for tasks
-// whose text is on the page (copy a textarea, pick an option the
-// instruction names in several words). A page text without a word (letters
-// or digits) is left out.
-func candidates(instr string, quotes []string, els []*eventspb.Element, k int) (out []string, nQuoted, nInstr int) {
+// most k: the quoted phrases in order, then the instruction's unquoted
+// spans of up to maxSpanWords tokens (a name, an address, an email or a
+// username typed whole), then its words, then the page's text: each kept
+// element's text, value and options (a select's), in the elements' order,
+// for tasks whose text is on the page (copy a textarea, pick an option the
+// instruction names in several words), then the spans of the page's text
+// lines (text no element holds: a code in a <b>), and last the spans of the
+// earlier pages' text lines in the memory, newest page first (a phone
+// number read two pages ago). A page text without a word (letters or
+// digits) is left out; when k runs out, the memory goes first.
+func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Element, k int) (out []string, cs candidateList) {
+	instr := obs.GetInstruction()
 	seen := map[string]bool{}
 	add := func(s string) {
 		key := strings.ToLower(s)
@@ -773,11 +809,15 @@ func candidates(instr string, quotes []string, els []*eventspb.Element, k int) (
 	for _, q := range quotes {
 		add(q)
 	}
-	nQuoted = len(out)
+	cs.quoted = len(out)
+	for _, sp := range instruction.Spans(instr, maxSpanWords) {
+		add(sp)
+	}
+	cs.spans = len(out)
 	for _, w := range instruction.Words(instr) {
 		add(w)
 	}
-	nInstr = len(out)
+	cs.instr = len(out)
 	page := func(s string) {
 		if s = strings.TrimSpace(s); len(instruction.Words(s)) > 0 {
 			add(s)
@@ -790,7 +830,56 @@ func candidates(instr string, quotes []string, els []*eventspb.Element, k int) (
 			page(o)
 		}
 	}
-	return out, nQuoted, nInstr
+	for _, l := range obs.GetPageText() {
+		for _, sp := range instruction.Spans(l, maxSpanWords) {
+			page(sp)
+		}
+	}
+	cs.page = len(out)
+	for _, st := range obs.GetMemory() {
+		for _, l := range st.GetPageText() {
+			for _, sp := range instruction.Spans(l, maxSpanWords) {
+				page(sp)
+			}
+		}
+	}
+	return out, cs
+}
+
+// maxSpanWords is the longest unquoted span of the instruction offered as
+// a text: three tokens hold a street ("12 Oak Road") and a name with a
+// middle name.
+const maxSpanWords = 3
+
+// capitalised reports whether every word of s starts with an upper-case
+// letter or a digit, and one with a letter: how names, places and streets
+// are written.
+func capitalised(s string) bool {
+	ws := instruction.Words(s)
+	letter := false
+	for _, w := range ws {
+		r := []rune(w)[0]
+		switch {
+		case unicode.IsUpper(r):
+			letter = true
+		case unicode.IsDigit(r):
+		default:
+			return false
+		}
+	}
+	return letter
+}
+
+// innerMark reports whether s holds punctuation between its words (an
+// email's "@" and ".", a username's "_", a phone number's "-", a time
+// zone's "/"): a token typed whole that no single word is.
+func innerMark(s string) bool {
+	for _, tok := range strings.Fields(s) {
+		if len(instruction.Words(tok)) > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func bool01(b bool) float32 {

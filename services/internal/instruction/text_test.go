@@ -65,3 +65,34 @@ func TestOrdinal(t *testing.T) {
 		}
 	}
 }
+
+func TestSpans(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want []string
+	}{
+		{`ship it to Ada Lee, 12 Oak Road, Porto 40213.`, 3, []string{
+			"ship", "Ada", "Ada Lee", "Lee", "12", "12 Oak", "12 Oak Road", "Oak", "Oak Road", "Road", "Porto", "Porto 40213", "40213"}},
+		{`Sign in as ada_x (password pw12) and post`, 2, []string{"Sign", "ada_x", "password", "password pw12", "pw12", "post"}},
+		{`change your email to ada@mail.test and phone to 555-0142.`, 2, []string{
+			"change", "change your", "your", "your email", "email", "ada@mail.test", "phone", "555-0142"}},
+		{`a thread titled "Big plans" saying "hi there", tagged news`, 4, []string{"thread", "thread titled", "titled", "saying", "tagged", "tagged news", "news"}},
+		{`Type "unclosed words`, 2, []string{"unclosed", "unclosed words", "words"}},
+		{`the , -- ; .`, 2, nil},
+		{`anything`, 0, nil},
+	} {
+		if got := Spans(tc.in, tc.max); !slices.Equal(got, tc.want) {
+			t.Errorf("Spans(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestValueIntroducer(t *testing.T) {
+	s := `Sign in as ada_x (password pw12), change your email to ada@mail.test and phone to 555-0142.`
+	for phrase, want := range map[string]string{"pw12": "password", "ada@mail.test": "email", "555-0142": "phone", "ada_x": "", "Sign": "", "absent": ""} {
+		if got := ValueIntroducer(s, phrase); got != want {
+			t.Errorf("ValueIntroducer(%q) = %q, want %q", phrase, got, want)
+		}
+	}
+}

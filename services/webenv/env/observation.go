@@ -57,6 +57,9 @@ type Observation struct {
 	URL         string       `json:"url"`
 	Instruction string       `json:"instruction"`
 	Elements    []Element    `json:"elements"`
+	// Text is the page's visible text as lines (agent.js pageText: the task
+	// area's, deduplicated, at most 32 lines of 80 characters).
+	Text []string `json:"text,omitempty"`
 	// Stable is the settler's verdict on this frame; SettleWait its wait.
 	Stable     bool          `json:"stable"`
 	SettleWait time.Duration `json:"settle_wait"`

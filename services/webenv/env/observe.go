@@ -61,15 +61,16 @@ func (e *Env) TaskURL(t TaskRef) string {
 type observed struct {
 	Status   pageStatus `json:"status"`
 	Elements []Element  `json:"elements"`
+	Text     []string   `json:"text"`
 	URL      string     `json:"url"`
 	FP       string     `json:"fp"`
 }
 
 // ObserveJS is the expression whose value is an observation of the page:
-// status, elements (assigning bids), URL, and the page's fingerprint after
-// all that (the no-op click penalty's "after"). A settler may read it in
-// its last round trip (Settled.Observed).
-const ObserveJS = `(function(){var w = window.__wob; return {status: w.status(), elements: w.elements(), url: location.href, fp: w.fingerprint()};})()`
+// status, elements (assigning bids), the page's text, URL, and the page's
+// fingerprint after all that (the no-op click penalty's "after"). A settler
+// may read it in its last round trip (Settled.Observed).
+const ObserveJS = `(function(){var w = window.__wob; return {status: w.status(), elements: w.elements(), text: w.pageText(), url: location.href, fp: w.fingerprint()};})()`
 
 // observe reads the page (ObserveJS, unless the settler read it:
 // Settled.Observed) and takes the screenshot unless the settler's frame is
@@ -88,7 +89,7 @@ func (e *Env) observe(ctx context.Context, s Settled) (*Observation, pageStatus,
 		return nil, pageStatus{}, fmt.Errorf("unable to observe the page: %w", err)
 	}
 	o.Status.FP = o.FP
-	obs := &Observation{Viewport: e.viewport, URL: o.URL, Instruction: o.Status.Utterance, Elements: o.Elements,
+	obs := &Observation{Viewport: e.viewport, URL: o.URL, Instruction: o.Status.Utterance, Elements: o.Elements, Text: o.Text,
 		Stable: s.Stable, SettleWait: s.Waited, Score: s.Score}
 	if e.cfg.screenshots && len(s.Frame) > 0 {
 		obs.Screenshot = s.Frame // the frame the settler judged (Settled.Frame)

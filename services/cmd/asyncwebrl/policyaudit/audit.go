@@ -25,7 +25,7 @@ import (
 )
 
 // Usage is the command's help.
-const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--seeds N] [--families a,b] [--strict]
+const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--seeds N] [--families a,b] [--memory-steps K] [--strict]
   Replays every task's scripted solution in real Chromium as a demonstration
   takes it, shows each page to the policy as an actor does, and asks the
   policy's heads (the default architecture) for each step. Prints, per task,
@@ -35,6 +35,9 @@ const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--s
   --suite S      tasks of suite S (default builtin)
   --seeds N      episodes per family, seeds 1..N on its test site (default 2)
   --families L   only these families (comma list)
+  --memory-steps K  past steps each page remembers, as an actor's
+                 (default 4; 0: no memory, so text read on an earlier
+                 page cannot be copied)
   --strict       exit 1 when a step cannot be expressed
 `
 
@@ -43,6 +46,10 @@ type Finding struct {
 	Family string
 	Tier   catalog.Tier
 	Steps  int
+	// Episodes replayed, and Won: those that ended in success with every
+	// expressible step taken as the policy's heads express it (the
+	// action ActionOf builds from the step's Choice), not as scripted.
+	Episodes, Won int
 	// Inexpressible counts the steps the heads cannot express, by reason.
 	Inexpressible map[string]int
 	// Problem is why the task could not be replayed ("no solution", an
@@ -65,7 +72,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, Usage)
 		return nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families"}, []string{"strict"})
+	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families", "memory-steps"}, []string{"strict"})
 	if err != nil {
 		return cmdkit.Usage(err)
 	}
@@ -82,13 +89,19 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			return cmdkit.Usage(fmt.Errorf("invalid --seeds %q: want a positive number", v))
 		}
 	}
+	memory := actor.DefaultMemorySteps
+	if v, ok := vals["memory-steps"]; ok {
+		if memory, err = strconv.Atoi(v); err != nil || memory < 0 {
+			return cmdkit.Usage(fmt.Errorf("invalid --memory-steps %q: want 0 or more", v))
+		}
+	}
 	fams := catalog.SuiteFamilies(suite)
 	if v := vals["families"]; v != "" {
 		if fams, err = catalog.SelectFamilies(suite, strings.Split(v, ",")); err != nil {
 			return cmdkit.Usage(err)
 		}
 	}
-	findings, err := Audit(ctx, fams, seeds, func(s string) { fmt.Fprintln(stdout, s) })
+	findings, err := Audit(ctx, fams, seeds, memory, func(s string) { fmt.Fprintln(stdout, s) })
 	if err != nil {
 		return err
 	}
@@ -106,8 +119,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // Audit replays the families' solutions (seeds 1..seeds on each built-in
-// family's test site) through one browser.
-func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds int, progress func(string)) ([]Finding, error) {
+// family's test site) through one browser, each page remembering memory
+// past steps as an actor's would.
+func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds, memory int, progress func(string)) ([]Finding, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(quiet))
 	if err != nil {
@@ -139,13 +153,14 @@ func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds int, progress f
 		t0 := time.Now()
 		for seed := int64(1); seed <= int64(seeds); seed++ {
 			task := env.TaskRef{Family: f.Name, Site: catalog.HeldOutSite(f), Seed: seed}
-			if err := replay(ctx, e, &arch, task, &fd); err != nil {
+			fd.Episodes++
+			if err := replay(ctx, e, &arch, task, memory, &fd); err != nil {
 				fd.Problem = err.Error()
 				break
 			}
 		}
 		if progress != nil {
-			progress(fmt.Sprintf("%s: %d steps, %d inexpressible (%s)", f.Name, fd.Steps, fd.Missed(), time.Since(t0).Round(time.Millisecond)))
+			progress(fmt.Sprintf("%s: %d steps, %d inexpressible, %d of %d episodes won (%s)", f.Name, fd.Steps, fd.Missed(), fd.Won, fd.Episodes, time.Since(t0).Round(time.Millisecond)))
 		}
 		out = append(out, fd)
 	}
@@ -154,7 +169,7 @@ func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds int, progress f
 
 // replay plays one episode of the scripted solution, asking the heads for
 // every step.
-func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env.TaskRef, fd *Finding) error {
+func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env.TaskRef, memory int, fd *Finding) error {
 	p, err := webenv.Generate(task.Family, task.Site, task.Seed)
 	if err != nil {
 		return err
@@ -163,6 +178,10 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 	if err != nil {
 		return err
 	}
+	// The memory an actor's observations carry (Observation.memory): a
+	// value read pages ago is copied from there.
+	mem := actor.NewMemory(memory)
+	var t uint32
 	for i, st := range p.Plan {
 		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		acts, err := actor.DemoActions(qctx, e, st)
@@ -172,8 +191,22 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 		}
 		for _, a := range acts {
 			fd.Steps++
-			if reason := inexpressible(arch, obs, a); reason != "" {
+			ev, err := actor.ObservationEvent(obs)
+			if err != nil {
+				fd.Inexpressible["the page cannot be encoded: "+err.Error()]++
+				continue
+			}
+			mem.Recall(ev)
+			act, err := action.ToProto(a)
+			if err != nil {
+				fd.Inexpressible["the events cannot carry "+string(a.Type)]++
+				continue
+			}
+			own, reason := expressed(arch, ev, a, act)
+			if reason != "" {
 				fd.Inexpressible[reason]++
+			} else {
+				a, act = own, nil // the policy's version of the step
 			}
 			r, err := e.Step(ctx, a)
 			if err != nil {
@@ -182,8 +215,18 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 			if r.Info.Error != "" {
 				return fmt.Errorf("seed %d step %s: %s", task.Seed, a, r.Info.Error)
 			}
+			if act == nil {
+				if act, err = action.ToProto(a); err != nil {
+					return err
+				}
+			}
+			mem.Remember(t, act, ev, r.Reward)
+			t++
 			obs = r.Obs
 			if r.Done {
+				if r.Info.Success {
+					fd.Won++
+				}
 				return nil
 			}
 		}
@@ -191,31 +234,33 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 	return nil
 }
 
-// inexpressible is why the policy's heads cannot take a on obs, or "".
-// Reasons are generalised (no bids, texts or values) so that a task's
-// steps group under a few.
-func inexpressible(arch *policy.Architecture, obs *env.Observation, a env.Action) string {
-	ev, err := actor.ObservationEvent(obs)
-	if err != nil {
-		return "the page cannot be encoded: " + err.Error()
-	}
+// expressed returns step a (act as an event) on the page of ev as the
+// policy's heads express it: the action ActionOf builds from its Choice.
+// When they cannot, it returns why instead; reasons are generalised (no
+// bids, texts or values) so that a task's steps group under a few.
+func expressed(arch *policy.Architecture, ev *eventspb.Observation, a env.Action, act *eventspb.Action) (env.Action, string) {
 	f, err := arch.Featurize(ev)
 	if err != nil {
-		return "the page cannot be featurized: " + err.Error()
+		return env.Action{}, "the page cannot be featurized: " + err.Error()
 	}
-	act, err := action.ToProto(a)
-	if err != nil {
-		return "the events cannot carry " + string(a.Type)
-	}
-	if _, err := arch.ChoiceOf(f, act); err != nil {
-		r := general(a, err)
-		if ne, ok := errors.AsType[*policy.NotRepresentableError](err); ok && ne.Kind == policy.TextNotCandidate {
-			// Where a copy mechanism would have to find the value.
-			r += " (" + whereIs(ev, act.GetText()) + ")"
+	c, err := arch.ChoiceOf(f, act)
+	if err == nil {
+		own, err := arch.ActionOf(f, c)
+		if err != nil {
+			return env.Action{}, "the choice cannot be acted: " + err.Error()
 		}
-		return r
+		out, err := action.FromProto(own)
+		if err != nil {
+			return env.Action{}, "the choice cannot be acted: " + err.Error()
+		}
+		return out, ""
 	}
-	return ""
+	r := general(a, err)
+	if ne, ok := errors.AsType[*policy.NotRepresentableError](err); ok && ne.Kind == policy.TextNotCandidate {
+		// Where a copy mechanism would have to find the value.
+		r += " (" + whereIs(ev, act.GetText()) + ")"
+	}
+	return env.Action{}, r
 }
 
 // whereIs says where on the page, as the policy sees it, text occurs: in
@@ -243,8 +288,14 @@ func whereIs(ev *eventspb.Observation, text string) string {
 			where = append(where, "an element's context")
 		}
 	}
+	if slices.ContainsFunc(ev.GetPageText(), in) {
+		where = append(where, "the page's text")
+	}
+	if slices.ContainsFunc(ev.GetMemory(), func(st *eventspb.PastStep) bool { return slices.ContainsFunc(st.GetPageText(), in) }) {
+		where = append(where, "an earlier page's text")
+	}
 	if len(where) == 0 {
-		return "nowhere on this page: an earlier page, or text outside the elements"
+		return "nowhere the policy sees"
 	}
 	slices.Sort(where)
 	return "in " + slices.Compact(where)[0]
@@ -261,8 +312,8 @@ func general(a env.Action, err error) string {
 // Print writes the findings: one row per task, then the totals.
 func Print(w io.Writer, findings []Finding) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tTIER\tSTEPS\tINEXPRESSIBLE\tWHY")
-	steps, missed, tasks := 0, 0, 0
+	fmt.Fprintln(tw, "TASK\tTIER\tSTEPS\tINEXPRESSIBLE\tWON\tWHY")
+	steps, missed, tasks, episodes, won := 0, 0, 0, 0, 0
 	for _, f := range findings {
 		why := f.Problem
 		if why == "" {
@@ -274,13 +325,15 @@ func Print(w io.Writer, findings []Finding) error {
 			}
 			why = strings.Join(parts, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", f.Family, f.Tier, f.Steps, f.Missed(), why)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d/%d\t%s\n", f.Family, f.Tier, f.Steps, f.Missed(), f.Won, f.Episodes, why)
 		steps += f.Steps
+		episodes += f.Episodes
+		won += f.Won
 		missed += f.Missed()
 		if f.Missed() > 0 {
 			tasks++
 		}
 	}
-	fmt.Fprintf(tw, "all\t\t%d\t%d\t%d of %d tasks have inexpressible steps\n", steps, missed, tasks, len(findings))
+	fmt.Fprintf(tw, "all\t\t%d\t%d\t%d/%d\t%d of %d tasks have inexpressible steps\n", steps, missed, won, episodes, tasks, len(findings))
 	return tw.Flush()
 }

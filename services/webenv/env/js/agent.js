@@ -252,6 +252,26 @@
     return b;
   }
 
+  // pageText is the page's visible text as lines, in reading order: that
+  // of the task area (#area: MiniWoB++'s and the built-in pages'; else the
+  // body without the instruction block), deduplicated, at most 32 lines of
+  // 80 characters. Text no element holds is here: copy-text's code in a
+  // <b>, a phone number in a table cell, read now or copied pages later.
+  S.pageText = function () {
+    var root = document.getElementById('area') || document.body;
+    if (!root) return [];
+    var query = document.getElementById('query');
+    var q = query && !root.contains(query) ? '' : clean(query ? query.innerText : '');
+    var lines = (root.innerText || '').split('\n'), out = [], seen = {};
+    for (var i = 0; i < lines.length && out.length < 32; i++) {
+      var l = lines[i].replace(/\s+/g, ' ').trim().slice(0, 80);
+      if (!l || seen[l] || (q && q.indexOf(l) >= 0)) continue;
+      seen[l] = true;
+      out.push(l);
+    }
+    return out;
+  };
+
   S.elements = function () {
     var out = [];
     if (!document.body) return out;
