@@ -143,6 +143,7 @@ func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.
 			scaleY = 1
 		}
 		act.DX, act.DY = act.DX/scaleY, act.DY/scaleY
+		act.X, act.Y = act.X/scaleY, act.Y/scaleY
 	case env.MouseClick, env.MouseDragAndDrop:
 		// The wire frame keeps the page's aspect (frame.Fit): one scale
 		// serves both axes.

@@ -11,10 +11,10 @@
 // # Architecture (DefaultArchitecture, ~150k parameters)
 //
 // Shapes use B batch, T=32 instruction words, E=32 elements, Lt=8 words per
-// element, K=32 text candidates, Lc=4 words per candidate, A action types
+// element, K=64 text candidates, Lc=4 words per candidate, A action types
 // (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=39 element, Fc=13 candidate and P=3 pair features (names in Architecture JSON).
+// F=40 element, Fc=18 candidate and P=3 pair features (names in Architecture JSON).
 //
 //	inputs                          ops
 //	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
@@ -57,19 +57,31 @@
 // a quoted phrase that is a button's or link's whole text is no value)
 // and whether choosing is (every select, checkbox and radio the instruction
 // names is chosen, no other box ticked).
-// Text candidates are the quoted phrases, then the instruction's words, then
-// page text (each kept element's text, value and a select's options, in the
-// elements' order: copy-paste tasks, options the instruction names unquoted),
-// deduplicated case-insensitively, at most K,
-// with features (quoted, single word, position, length, equals/inside an
-// element's text, equals an element's value, follows a typing verb,
-// stopword, has digit, from the page, a run of the instruction, one of a
-// select's options). Per (element, candidate) pair (P=3; row E, the
-// element-free row, is zero): the word that introduces a quoted value is in
-// the element's text or hint (its field: `the password "UWH"` → the field
-// labelled Password), the element's value equals the candidate, the
-// candidate is one of the element's options; each is 4 when it holds
-// (pairOn: one learnt scalar per column must move the logit far enough).
+// Text candidates are the text head's copy mechanism: every text an action
+// types is a span copied from what the policy sees. In order, deduplicated
+// case-insensitively, at most K (the memory goes first when K runs out):
+// the quoted phrases (and literals: a date, a time); the instruction's
+// unquoted spans (instruction.Spans: runs of up to 3 whitespace tokens with
+// no stopword and no clause mark, each token whole, so "Ada Lee", "ada_x",
+// "ada@mail.test", "12 Oak Road" are one candidate each); its words; the
+// page: each kept element's text, value and a select's options, in the
+// elements' order (copy-paste tasks, options the instruction names
+// unquoted), then the spans of Observation.page_text (the page's visible
+// text lines: a code in a <b>, a table cell); last the spans of the
+// earlier pages' text in Observation.memory, newest page first (a phone
+// number read two pages ago). Features: quoted, single word, position,
+// length, equals/inside an element's text, equals an element's value,
+// follows a typing verb, stopword, has digit, from the page, a run of the
+// instruction, one of a select's options, a span, capitalised, inner
+// punctuation (an email, a username), from the memory, typed by an
+// earlier step. Per (element, candidate) pair (P=3; row E, the
+// element-free row, is zero): the word that introduces a value is in the
+// element's text or hint (its field: `the password "UWH"` → the field
+// labelled Password; for a span the word before it, or the one before a
+// stopword: `email to ada@mail.test` → Email), the element's value equals
+// the candidate, the candidate is one of the element's options; each is 4
+// when it holds (pairOn: one learnt scalar per column must move the logit
+// far enough).
 // Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
 // element types any element; a type is masked when it has no eligible
 // element or (text types) no candidate; NOOP is always allowed.
@@ -94,8 +106,9 @@
 // Entropy is the exact entropy of that factorised distribution (see
 // Architecture.Entropy). Fields of the built eventspb.Action: bid; text and
 // text_token (= Candidate) for text types; key "Enter" for PRESS; SCROLL
-// also sets x/y to the element's centre (a record: the env scrolls the
-// viewport at its centre) and delta_y to half the frame height; raw in
+// also sets x/y to the element's centre (a record: the env turns the
+// wheel at the element, so a list scrolls under it, else the page) and
+// delta_y to half the frame height; raw in
 // BrowserGym form (action.Format). ChoiceOf maps a recorded (or
 // demonstrated) action back: bid → element, text_token (or the text) →
 // candidate; anything else, or a choice the masks forbid, is

@@ -57,6 +57,12 @@ func (a Action) String() string {
 		}
 		return "select_option(" + q(a.BID) + ", [" + strings.Join(opts, ", ") + "])"
 	case Scroll:
+		switch {
+		case a.BID != "":
+			return "scroll(" + fmtNum(a.DX) + ", " + fmtNum(a.DY) + ", " + q(a.BID) + ")"
+		case a.X != 0 || a.Y != 0:
+			return "scroll(" + fmtNum(a.DX) + ", " + fmtNum(a.DY) + ", x=" + fmtNum(a.X) + ", y=" + fmtNum(a.Y) + ")"
+		}
 		return "scroll(" + fmtNum(a.DX) + ", " + fmtNum(a.DY) + ")"
 	case Press:
 		if a.BID != "" {

@@ -393,6 +393,18 @@ func bind(name string, args []arg) (Action, error) {
 	case Scroll:
 		a.DX = num("delta_x", -maxScroll, maxScroll)
 		a.DY = num("delta_y", -maxScroll, maxScroll)
+		_, hasX := got["x"]
+		_, hasY := got["y"]
+		switch _, hasBID := got["bid"]; {
+		case hasBID && (hasX || hasY):
+			err = errors.New("scroll: give a bid or a point (x, y), not both")
+		case hasBID:
+			a.BID = bid()
+		case hasX != hasY:
+			err = errors.New("scroll: a point needs both x and y")
+		case hasX:
+			a.X, a.Y = num("x", 0, maxCoord), num("y", 0, maxCoord)
+		}
 	case Press:
 		if _, ok := got["bid"]; ok {
 			a.BID = bid()

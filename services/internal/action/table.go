@@ -42,8 +42,9 @@ const (
 	// TargetElementOptional: an element when a bid is given, else the
 	// focused one (press).
 	TargetElementOptional
-	// TargetViewport: the viewport (scroll; the event records the chosen
-	// element's centre as x, y, but the env scrolls the viewport's centre).
+	// TargetViewport: the wheel at element bid's centre when a bid is
+	// given, else at the point (x, y) when one is, else at the viewport's
+	// centre (scroll: what is under the wheel scrolls, a list or the page).
 	TargetViewport
 	// TargetPoint: a point of the viewport (x, y), whatever is there.
 	TargetPoint
@@ -83,9 +84,9 @@ var Table = []Row{
 	{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Name: SelectOption, Params: []string{"bid", "options"}, Required: 2,
 		Target: TargetElement, Roles: []string{"combobox", "listbox"}, Element: true, Text: true,
 		Doc: "choose the option(s) of select bid, by value or visible text"},
-	{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Name: Scroll, Params: []string{"delta_x", "delta_y"}, Required: 2,
+	{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Name: Scroll, Params: []string{"delta_x", "delta_y", "bid", "x", "y"}, Required: 2,
 		Target: TargetViewport, Element: true,
-		Doc: "scroll the viewport by (delta_x, delta_y) CSS pixels at its centre"},
+		Doc: "turn the wheel by (delta_x, delta_y) CSS pixels at element bid's centre, at the point (x, y), or at the viewport's centre"},
 	{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Name: Press, Params: []string{"bid", "key_comb"}, Required: 1,
 		Target: TargetElementOptional, Element: true,
 		Doc: "press the key combination key_comb, focused on bid when given"},
@@ -150,7 +151,7 @@ func ToProto(a Action) (*eventspb.Action, error) {
 	}
 	ev := &eventspb.Action{Type: r.Type, Bid: a.BID, Key: a.Key, Url: a.URL,
 		DeltaX: float32(a.DX), DeltaY: float32(a.DY), ToBid: a.ToBID, Raw: a.String()}
-	if r.Target == TargetPoint {
+	if r.Target == TargetPoint || a.Type == Scroll && a.BID == "" {
 		ev.X, ev.Y, ev.ToX, ev.ToY = float32(a.X), float32(a.Y), float32(a.ToX), float32(a.ToY)
 	}
 	switch a.Type {
@@ -183,7 +184,12 @@ func FromProto(e *eventspb.Action) (Action, error) {
 	case SelectOption:
 		a.BID, a.Options = e.GetBid(), []string{e.GetText()}
 	case Scroll:
-		a.DX, a.DY = float64(e.GetDeltaX()), float64(e.GetDeltaY())
+		// With a bid, x and y only record its centre (the policy's
+		// element head sets both): the bid places the wheel.
+		a.DX, a.DY, a.BID = float64(e.GetDeltaX()), float64(e.GetDeltaY()), e.GetBid()
+		if a.BID == "" {
+			a.X, a.Y = float64(e.GetX()), float64(e.GetY())
+		}
 	case Press:
 		a.BID, a.Key = e.GetBid(), e.GetKey()
 	case Goto:

@@ -73,7 +73,19 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 	case SelectOption:
 		return e.eval(ctx, `window.__wob.select(`+js(a.BID)+`, `+js(a.Options)+`)`, nil)
 	case Scroll:
+		// What is under the wheel scrolls: a list at its element, else
+		// the page.
 		x, y := float64(e.viewport.W)/2, float64(e.viewport.H)/2
+		switch {
+		case a.BID != "":
+			var pt struct{ X, Y float64 }
+			if err := e.eval(ctx, `window.__wob.wheelAt(`+js(a.BID)+`)`, &pt); err != nil {
+				return err
+			}
+			x, y = pt.X, pt.Y
+		case a.X != 0 || a.Y != 0:
+			x, y = a.X, a.Y
+		}
 		_, err := chromedp.Call(ctx, mouseWheel, wheelParams{Type: input.DispatchMouseEventTypeMouseWheel, X: x, Y: y, DeltaX: a.DX, DeltaY: a.DY})
 		return err
 	case Press:

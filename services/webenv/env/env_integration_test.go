@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,12 @@ func TestIntegrationEnv(t *testing.T) {
 		box := find(t, obs, "textbox", "")
 		if box.BID == "" || box.Box.W == 0 || !box.InViewport {
 			t.Errorf("textbox %+v", box)
+		}
+		// The page's text: copy-text's code is in a <b>, in no element.
+		code := reset(t, e, TaskRef{Family: "copy-text", Site: "cedar", Seed: 3})
+		cp, _ := webenv.Generate("copy-text", "cedar", 3)
+		if want := "Code: " + cp.Plan[0].Text; !slices.Contains(code.Text, want) {
+			t.Errorf("copy-text's page text %q lacks %q", code.Text, want)
 		}
 		// Same seed, same problem; another seed, another.
 		again := reset(t, e, TaskRef{Family: "type-text", Site: "cedar", Seed: 3})

@@ -356,6 +356,18 @@
     return p;
   };
 
+  // wheelAt is where scroll turns the wheel for element bid: the centre of
+  // its visible part. The element is not scrolled into view first (that
+  // would be a scroll of its own); one wholly outside the viewport gets the
+  // viewport's centre, where a reader scrolls the page towards it.
+  S.wheelAt = function (bid) {
+    var r = find(bid).getBoundingClientRect();
+    var x0 = Math.max(r.left, 0), x1 = Math.min(r.right, window.innerWidth - 1);
+    var y0 = Math.max(r.top, 0), y1 = Math.min(r.bottom, window.innerHeight - 1);
+    if (x1 < x0 || y1 < y0) return { x: window.innerWidth / 2, y: window.innerHeight / 2 };
+    return { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
+  };
+
   function aim(bid) {
     if (window.WOB_DONE_GLOBAL) throw new Error('the episode is over (' + (window.WOB_REWARD_REASON || 'done') + '): nothing is clicked');
     var el = find(bid);
