@@ -144,13 +144,11 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 			names = append(names, k.topic)
 		}
 	}
-	starts, err := kadm.NewClient(admCl).ListStartOffsets(ctx, names...)
+	adm := kadm.NewClient(admCl)
+	starts, err := listPatiently(ctx, "start", func() (kadm.ListedOffsets, error) { return adm.ListStartOffsets(ctx, names...) }, names...)
 	admCl.Close()
-	if err == nil {
-		err = starts.Error()
-	}
 	if err != nil {
-		return fmt.Errorf("unable to list start offsets of %v: %w", names, err)
+		return err
 	}
 	for k, o := range first {
 		if so, ok := starts.Lookup(k.topic, k.part); ok && so.Offset > o {
@@ -219,39 +217,45 @@ func ReadRecords(ctx context.Context, newClient ClientFunc, sources []Source, fn
 	return nil
 }
 
-// boundsPatience bounds how long listBounds asks again.
+// boundsPatience bounds how long listing offsets asks again.
 const boundsPatience = time.Minute
 
 // listBounds lists topic's start and end offsets, asking again while a
-// partition's answer is an error, for up to boundsPatience: a broker fault
-// moves partition leaders, and until the new leader is known ListOffsets
-// answers NOT_LEADER_OR_FOLLOWER or LEADER_NOT_AVAILABLE for its
-// partitions (a joiner restoring its changelog then exited, though the
-// leaders settled seconds later).
+// partition's answer is an error (listPatiently).
 func listBounds(ctx context.Context, adm *kadm.Client, topic string) (starts, ends kadm.ListedOffsets, err error) {
+	if starts, err = listPatiently(ctx, "start", func() (kadm.ListedOffsets, error) { return adm.ListStartOffsets(ctx, topic) }, topic); err != nil {
+		return nil, nil, err
+	}
+	if ends, err = listPatiently(ctx, "end", func() (kadm.ListedOffsets, error) { return adm.ListEndOffsets(ctx, topic) }, topic); err != nil {
+		return nil, nil, err
+	}
+	return starts, ends, nil
+}
+
+// listPatiently runs list, asking again while it or a partition's answer
+// is an error, for up to boundsPatience: a broker fault moves partition
+// leaders, and until the new leader is known ListOffsets answers
+// NOT_LEADER_OR_FOLLOWER or LEADER_NOT_AVAILABLE for its partitions (a
+// joiner restoring its changelog exited, though the leaders settled
+// seconds later: first listing a topic's bounds, then, in TestIntegrationDrill
+// under a loaded machine, the start offsets of the records it reads back).
+func listPatiently(ctx context.Context, which string, list func() (kadm.ListedOffsets, error), topics ...string) (kadm.ListedOffsets, error) {
 	wait := backoff.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	deadline := time.Now().Add(boundsPatience)
 	for {
-		starts, err = adm.ListStartOffsets(ctx, topic)
+		listed, err := list()
 		if err == nil {
-			err = starts.Error()
+			err = listed.Error()
 		}
-		if err != nil {
-			err = fmt.Errorf("unable to list start offsets of %s: %w", topic, err)
-		} else {
-			ends, err = adm.ListEndOffsets(ctx, topic)
-			if err == nil {
-				err = ends.Error()
-			}
-			if err != nil {
-				err = fmt.Errorf("unable to list end offsets of %s: %w", topic, err)
-			}
+		if err == nil {
+			return listed, nil
 		}
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
-			return starts, ends, err
+		err = fmt.Errorf("unable to list %s offsets of %v: %w", which, topics, err)
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, err
 		}
 		if werr := wait.Wait(ctx); werr != nil {
-			return nil, nil, errors.Join(err, werr)
+			return nil, errors.Join(err, werr)
 		}
 	}
 }
