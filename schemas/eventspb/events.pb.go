@@ -234,6 +234,9 @@ const (
 	ActionType_ACTION_TYPE_DRAG_AND_DROP ActionType = 13
 	// Press at (x, y), move to (to_x, to_y), release (wire-frame pixels).
 	ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP ActionType = 14
+	// Move the mouse to (x, y) in wire-frame pixels without clicking: a hover
+	// where no element is (BrowserGym's mouse_move).
+	ActionType_ACTION_TYPE_MOUSE_MOVE ActionType = 15
 )
 
 // Enum value maps for ActionType.
@@ -254,6 +257,7 @@ var (
 		12: "ACTION_TYPE_HOVER",
 		13: "ACTION_TYPE_DRAG_AND_DROP",
 		14: "ACTION_TYPE_MOUSE_DRAG_AND_DROP",
+		15: "ACTION_TYPE_MOUSE_MOVE",
 	}
 	ActionType_value = map[string]int32{
 		"ACTION_TYPE_UNSPECIFIED":         0,
@@ -271,6 +275,7 @@ var (
 		"ACTION_TYPE_HOVER":               12,
 		"ACTION_TYPE_DRAG_AND_DROP":       13,
 		"ACTION_TYPE_MOUSE_DRAG_AND_DROP": 14,
+		"ACTION_TYPE_MOUSE_MOVE":          15,
 	}
 )
 
@@ -2889,7 +2894,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vSPLIT_TRAIN\x10\x01\x12\x0e\n" +
 	"\n" +
-	"SPLIT_TEST\x10\x02*\x9d\x03\n" +
+	"SPLIT_TEST\x10\x02*\xb9\x03\n" +
 	"\n" +
 	"ActionType\x12\x1b\n" +
 	"\x17ACTION_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -2907,7 +2912,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x14ACTION_TYPE_DBLCLICK\x10\v\x12\x15\n" +
 	"\x11ACTION_TYPE_HOVER\x10\f\x12\x1d\n" +
 	"\x19ACTION_TYPE_DRAG_AND_DROP\x10\r\x12#\n" +
-	"\x1fACTION_TYPE_MOUSE_DRAG_AND_DROP\x10\x0e*\xf1\x01\n" +
+	"\x1fACTION_TYPE_MOUSE_DRAG_AND_DROP\x10\x0e\x12\x1a\n" +
+	"\x16ACTION_TYPE_MOUSE_MOVE\x10\x0f*\xf1\x01\n" +
 	"\n" +
 	"ReasonCode\x12\x1b\n" +
 	"\x17REASON_CODE_UNSPECIFIED\x10\x00\x12\x1c\n" +

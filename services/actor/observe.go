@@ -135,21 +135,18 @@ func envAction(a *eventspb.Action, scaleY float64, noopWait time.Duration) (env.
 	if err != nil {
 		return env.Action{}, err
 	}
-	switch act.Type {
-	case env.Noop:
+	if scaleY <= 0 {
+		scaleY = 1
+	}
+	// The wire frame keeps the page's aspect (frame.Fit): one scale serves
+	// both axes.
+	switch r, _ := action.ByName(act.Type); {
+	case act.Type == env.Noop:
 		act.WaitMS = int(noopWait.Milliseconds())
-	case env.Scroll:
-		if scaleY <= 0 {
-			scaleY = 1
-		}
+	case act.Type == env.Scroll:
 		act.DX, act.DY = act.DX/scaleY, act.DY/scaleY
 		act.X, act.Y = act.X/scaleY, act.Y/scaleY
-	case env.MouseClick, env.MouseDragAndDrop:
-		// The wire frame keeps the page's aspect (frame.Fit): one scale
-		// serves both axes.
-		if scaleY <= 0 {
-			scaleY = 1
-		}
+	case r.Target == action.TargetPoint:
 		act.X, act.Y, act.ToX, act.ToY = act.X/scaleY, act.Y/scaleY, act.ToX/scaleY, act.ToY/scaleY
 	}
 	return act, nil

@@ -79,6 +79,8 @@ func (a Action) String() string {
 		return "send_msg_to_user(" + q(a.Text) + ")"
 	case MouseClick:
 		return "mouse_click(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ")"
+	case MouseMove:
+		return "mouse_move(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ")"
 	case DblClick:
 		return "dblclick(" + q(a.BID) + ")"
 	case Hover:

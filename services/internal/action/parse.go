@@ -366,6 +366,8 @@ func bind(name string, args []arg) (Action, error) {
 	case MouseClick:
 		a.X, a.Y = num("x", 0, maxCoord), num("y", 0, maxCoord)
 		left()
+	case MouseMove:
+		a.X, a.Y = num("x", 0, maxCoord), num("y", 0, maxCoord)
 	case MouseDragAndDrop:
 		a.X, a.Y = num("from_x", 0, maxCoord), num("from_y", 0, maxCoord)
 		a.ToX, a.ToY = num("to_x", 0, maxCoord), num("to_y", 0, maxCoord)

@@ -29,6 +29,7 @@ const (
 	Hover            Name = "hover"
 	DragAndDrop      Name = "drag_and_drop"
 	MouseDragAndDrop Name = "mouse_drag_and_drop"
+	MouseMove        Name = "mouse_move"
 )
 
 // Target is what an action type acts on.
@@ -68,43 +69,50 @@ type Row struct {
 	// Element and Text: the policy's element head chooses its bid, the
 	// text head its text (and both log-probs count).
 	Element, Text bool
+	// Point and ToPoint: the policy's point head chooses its point (x, y),
+	// and its destination row the second point (to_x, to_y) of a drag.
+	Point, ToPoint bool
+	// Set is the smallest action set that has the row ("": none).
+	Set Set
 	// Doc is what it does, for help texts and the docs.
 	Doc string
 }
 
 // Table is every action type of the schema, in the enum's order.
 var Table = []Row{
-	{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Name: Noop, Params: []string{"wait_ms"},
+	{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Set: SetBid, Name: Noop, Params: []string{"wait_ms"},
 		Doc: "do nothing for wait_ms (default 1000) and look again"},
-	{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Name: Click, Params: []string{"bid", "button"}, Required: 1,
+	{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Set: SetBid, Name: Click, Params: []string{"bid", "button"}, Required: 1,
 		Target: TargetElement, Element: true, Doc: "left-click element bid at its centre"},
-	{Type: eventspb.ActionType_ACTION_TYPE_FILL, Name: Fill, Params: []string{"bid", "value"}, Required: 2,
+	{Type: eventspb.ActionType_ACTION_TYPE_FILL, Set: SetBid, Name: Fill, Params: []string{"bid", "value"}, Required: 2,
 		Target: TargetElement, Roles: []string{"textbox", "searchbox", "combobox", "spinbutton", "textarea"},
 		Element: true, Text: true, Doc: "replace the value of text field bid with value"},
-	{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Name: SelectOption, Params: []string{"bid", "options"}, Required: 2,
+	{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Set: SetBid, Name: SelectOption, Params: []string{"bid", "options"}, Required: 2,
 		Target: TargetElement, Roles: []string{"combobox", "listbox"}, Element: true, Text: true,
 		Doc: "choose the option(s) of select bid, by value or visible text"},
-	{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Name: Scroll, Params: []string{"delta_x", "delta_y", "bid", "x", "y"}, Required: 2,
+	{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Set: SetBid, Name: Scroll, Params: []string{"delta_x", "delta_y", "bid", "x", "y"}, Required: 2,
 		Target: TargetViewport, Element: true,
 		Doc: "turn the wheel by (delta_x, delta_y) CSS pixels at element bid's centre, at the point (x, y), or at the viewport's centre"},
-	{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Name: Press, Params: []string{"bid", "key_comb"}, Required: 1,
+	{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Set: SetBid, Name: Press, Params: []string{"bid", "key_comb"}, Required: 1,
 		Target: TargetElementOptional, Element: true,
 		Doc: "press the key combination key_comb, focused on bid when given"},
 	{Type: eventspb.ActionType_ACTION_TYPE_GOTO, Name: Goto, Params: []string{"url"}, Required: 1,
 		Doc: "navigate to url (allowed origins only)"},
-	{Type: eventspb.ActionType_ACTION_TYPE_GO_BACK, Name: GoBack, Doc: "browser history back"},
-	{Type: eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER, Name: SendMsg, Params: []string{"text"}, Required: 1,
+	{Type: eventspb.ActionType_ACTION_TYPE_GO_BACK, Set: SetBid, Name: GoBack, Doc: "browser history back"},
+	{Type: eventspb.ActionType_ACTION_TYPE_SEND_MSG_TO_USER, Set: SetBid, Name: SendMsg, Params: []string{"text"}, Required: 1,
 		Text: true, Doc: "answer the user with text"},
-	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_CLICK, Name: MouseClick, Params: []string{"x", "y", "button"}, Required: 2,
-		Target: TargetPoint, Doc: "left-click the viewport point (x, y), whatever is there"},
-	{Type: eventspb.ActionType_ACTION_TYPE_DBLCLICK, Name: DblClick, Params: []string{"bid", "button"}, Required: 1,
-		Target: TargetElement, Doc: "double-click element bid at its centre"},
-	{Type: eventspb.ActionType_ACTION_TYPE_HOVER, Name: Hover, Params: []string{"bid"}, Required: 1,
-		Target: TargetElement, Doc: "move the mouse onto element bid without clicking"},
+	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_CLICK, Set: SetBidCoord, Name: MouseClick, Params: []string{"x", "y", "button"}, Required: 2,
+		Target: TargetPoint, Point: true, Doc: "left-click the viewport point (x, y), whatever is there"},
+	{Type: eventspb.ActionType_ACTION_TYPE_DBLCLICK, Set: SetBidCoord, Name: DblClick, Params: []string{"bid", "button"}, Required: 1,
+		Target: TargetElement, Element: true, Doc: "double-click element bid at its centre"},
+	{Type: eventspb.ActionType_ACTION_TYPE_HOVER, Set: SetBidCoord, Name: Hover, Params: []string{"bid"}, Required: 1,
+		Target: TargetElement, Element: true, Doc: "move the mouse onto element bid without clicking"},
 	{Type: eventspb.ActionType_ACTION_TYPE_DRAG_AND_DROP, Name: DragAndDrop, Params: []string{"from_bid", "to_bid"}, Required: 2,
 		Target: TargetElement, Doc: "press on element from_bid, move onto element to_bid, release"},
-	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP, Name: MouseDragAndDrop, Params: []string{"from_x", "from_y", "to_x", "to_y"}, Required: 4,
-		Target: TargetPoint, Doc: "press at (from_x, from_y), move to (to_x, to_y), release"},
+	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP, Set: SetBidCoord, Name: MouseDragAndDrop, Params: []string{"from_x", "from_y", "to_x", "to_y"}, Required: 4,
+		Target: TargetPoint, Point: true, ToPoint: true, Doc: "press at (from_x, from_y), move to (to_x, to_y), release"},
+	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_MOVE, Set: SetBidCoord, Name: MouseMove, Params: []string{"x", "y"}, Required: 2,
+		Target: TargetPoint, Point: true, Doc: "move the mouse to the viewport point (x, y) without clicking"},
 }
 
 // ByName returns the row of the action type named name.
@@ -132,6 +140,14 @@ func UsesElement(t eventspb.ActionType) bool { r, _ := ByType(t); return r.Eleme
 // UsesText reports whether the policy's text head chooses the argument of
 // actions of type t.
 func UsesText(t eventspb.ActionType) bool { r, _ := ByType(t); return r.Text }
+
+// UsesPoint reports whether the policy's point head chooses the (first)
+// point of actions of type t.
+func UsesPoint(t eventspb.ActionType) bool { r, _ := ByType(t); return r.Point }
+
+// UsesToPoint reports whether the point head's destination row chooses the
+// second point of actions of type t (a drag's release).
+func UsesToPoint(t eventspb.ActionType) bool { r, _ := ByType(t); return r.ToPoint }
 
 // names lists the table's names for error messages: "a, b or c".
 func names() string {
@@ -196,7 +212,7 @@ func FromProto(e *eventspb.Action) (Action, error) {
 		a.URL = e.GetUrl()
 	case SendMsg:
 		a.Text = e.GetText()
-	case MouseClick:
+	case MouseClick, MouseMove:
 		a.X, a.Y = float64(e.GetX()), float64(e.GetY())
 	case DblClick, Hover:
 		a.BID = e.GetBid()

@@ -39,6 +39,9 @@ func TestTableCoversTheSchema(t *testing.T) {
 		if r.Target == TargetNone && r.Element {
 			t.Errorf("row %s: targets nothing but takes the element head", r.Name)
 		}
+		if r.Point != (r.Target == TargetPoint) || r.ToPoint && !r.Point {
+			t.Errorf("row %s: target %s with point=%v to_point=%v: a point target takes the point head", r.Name, r.Target, r.Point, r.ToPoint)
+		}
 	}
 	for v, name := range eventspb.ActionType_name {
 		typ := eventspb.ActionType(v)
@@ -77,7 +80,7 @@ func TestActionsGolden(t *testing.T) {
 				continue
 			}
 			r, _ := ByName(a.Type)
-			fmt.Fprintf(&b, "  row: %s %s target=%s element=%v text=%v\n", r.Name, r.Type, r.Target, r.Element, r.Text)
+			fmt.Fprintf(&b, "  row: %s %s target=%s element=%v text=%v point=%v to_point=%v\n", r.Name, r.Type, r.Target, r.Element, r.Text, r.Point, r.ToPoint)
 			fmt.Fprintf(&b, "  env: %+v\n", a)
 			fmt.Fprintf(&b, "  string: %s\n", a)
 			ev, err := ToProto(a)
@@ -177,5 +180,38 @@ func TestClickHouseEnum(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Errorf("%s.action_type after every migration is %v, want %v", table, got, want)
 		}
+	}
+}
+
+// TestSets: bid is the element actions the built-in families need,
+// bid+coord adds the mouse's own; every point-taking row is in bid+coord
+// only, and goto and drag_and_drop are in no set.
+func TestSets(t *testing.T) {
+	names := func(s Set) string {
+		var out []string
+		for _, typ := range s.Types() {
+			r, _ := ByType(typ)
+			out = append(out, string(r.Name))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := names(SetBid), "noop click fill select_option scroll press go_back send_msg_to_user"; got != want {
+		t.Errorf("bid: %s, want %s", got, want)
+	}
+	if got, want := names(SetBidCoord), "noop click fill select_option scroll press go_back send_msg_to_user mouse_click dblclick hover mouse_drag_and_drop mouse_move"; got != want {
+		t.Errorf("bid+coord: %s, want %s", got, want)
+	}
+	for _, r := range Table {
+		if (r.Point || r.ToPoint) && r.Set != SetBidCoord {
+			t.Errorf("row %s takes a point but is in set %q", r.Name, r.Set)
+		}
+	}
+	for _, n := range []Name{Goto, DragAndDrop} {
+		if r, _ := ByName(n); r.Set != "" {
+			t.Errorf("row %s is in set %q, want none", n, r.Set)
+		}
+	}
+	if _, err := ParseSet("coord"); err == nil || !strings.Contains(err.Error(), "bid, bid+coord") && !strings.Contains(err.Error(), "bid or bid+coord") {
+		t.Errorf("ParseSet(coord): %v", err)
 	}
 }

@@ -134,6 +134,11 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 		_, err = chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
 		return err
 	case MouseClick:
+		// A point may be core.js's cover once the episode is over: a
+		// press there would start an unseeded episode.
+		if err := e.eval(ctx, `window.__wob.live()`, nil); err != nil {
+			return err
+		}
 		return e.click(ctx, a.X, a.Y)
 	case DblClick:
 		x, y, err := e.aim(ctx, a.BID)
@@ -170,7 +175,12 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 		}
 		return e.drag(ctx, fx, fy, tx, ty)
 	case MouseDragAndDrop:
+		if err := e.eval(ctx, `window.__wob.live()`, nil); err != nil {
+			return err
+		}
 		return e.drag(ctx, a.X, a.Y, a.ToX, a.ToY)
+	case MouseMove:
+		return e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: a.X, Y: a.Y})
 	case Noop:
 		return backoff.Sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
 	case SendMsg:

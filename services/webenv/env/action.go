@@ -31,6 +31,7 @@ const (
 	Hover            = action.Hover
 	DragAndDrop      = action.DragAndDrop
 	MouseDragAndDrop = action.MouseDragAndDrop
+	MouseMove        = action.MouseMove
 )
 
 // DefaultNoopWait is noop()'s wait, as in BrowserGym.

@@ -394,39 +394,51 @@ func TestIntegrationMiniWoB(t *testing.T) {
 	})
 
 	t.Run("a click after the time limit ended the episode is not made", func(t *testing.T) {
-		reset(t, e, TaskRef{Family: "miniwob/click-test", Seed: 6})
-		tab, cancel := e.bind(context.Background())
-		defer cancel()
-		// What the page's timer does when it fires between two steps.
-		if err := e.eval(tab, `core.endEpisode(-1, false, 'timed out'); true`, nil); err != nil {
-			t.Fatal(err)
-		}
-		var before int
-		if err := e.eval(tab, `WOB_EPISODE_ID`, &before); err != nil {
-			t.Fatal(err)
-		}
-		bid, err := e.QueryBID(context.Background(), "#subbtn", 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := e.Step(context.Background(), Action{Type: Click, BID: bid})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.Done || r.Info.Success || !r.Info.TimedOut || r.Info.Raw != -1 || !strings.Contains(r.Info.Error, "the episode is over (timed out)") {
-			t.Fatalf("done %v info %+v", r.Done, r.Info)
-		}
-		// The click never reached core.js's cover, which would have started
-		// an unseeded episode.
-		var after struct {
-			ID   int  `json:"id"`
-			Done bool `json:"done"`
-		}
-		if err := e.eval(tab, `({id: WOB_EPISODE_ID, done: !!WOB_DONE_GLOBAL})`, &after); err != nil {
-			t.Fatal(err)
-		}
-		if after.ID != before || !after.Done {
-			t.Errorf("episode id %d → %d, done %v: the cover was clicked", before, after.ID, after.Done)
+		// By element, at the button's point, and a drag from it: each
+		// would press core.js's cover.
+		for _, kind := range []ActionType{Click, MouseClick, MouseDragAndDrop} {
+			reset(t, e, TaskRef{Family: "miniwob/click-test", Seed: 6})
+			tab, cancel := e.bind(context.Background())
+			defer cancel()
+			bid, err := e.QueryBID(context.Background(), "#subbtn", 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at struct{ X, Y float64 }
+			if err := e.eval(tab, `(() => { const r = document.querySelector('#subbtn').getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &at); err != nil {
+				t.Fatal(err)
+			}
+			// What the page's timer does when it fires between two steps.
+			if err := e.eval(tab, `core.endEpisode(-1, false, 'timed out'); true`, nil); err != nil {
+				t.Fatal(err)
+			}
+			var before int
+			if err := e.eval(tab, `WOB_EPISODE_ID`, &before); err != nil {
+				t.Fatal(err)
+			}
+			a := Action{Type: kind, BID: bid}
+			if kind != Click {
+				a = Action{Type: kind, X: at.X, Y: at.Y, ToX: at.X + 20, ToY: at.Y}
+			}
+			r, err := e.Step(context.Background(), a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Done || r.Info.Success || !r.Info.TimedOut || r.Info.Raw != -1 || !strings.Contains(r.Info.Error, "the episode is over (timed out)") {
+				t.Fatalf("%s: done %v info %+v", a, r.Done, r.Info)
+			}
+			// The press never reached core.js's cover, which would have
+			// started an unseeded episode.
+			var after struct {
+				ID   int  `json:"id"`
+				Done bool `json:"done"`
+			}
+			if err := e.eval(tab, `({id: WOB_EPISODE_ID, done: !!WOB_DONE_GLOBAL})`, &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.ID != before || !after.Done {
+				t.Errorf("%s: episode id %d → %d, done %v: the cover was pressed", a, before, after.ID, after.Done)
+			}
 		}
 	})
 

@@ -368,8 +368,16 @@
     return { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
   };
 
-  function aim(bid) {
+  // over refuses to press anything on a page whose episode already ended
+  // (see point): element clicks through aim, point clicks and drags
+  // through live.
+  function over() {
     if (window.WOB_DONE_GLOBAL) throw new Error('the episode is over (' + (window.WOB_REWARD_REASON || 'done') + '): nothing is clicked');
+  }
+  S.live = function () { over(); return true; };
+
+  function aim(bid) {
+    over();
     var el = find(bid);
     if (el.tagName === 'OPTION') throw new Error('bid "' + bid + '" is an option: use select_option on its select');
     el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
