@@ -32,6 +32,11 @@ const (
 	mib = 1 << 20
 )
 
+// MaxMessageBytes is the largest message a topic of the catalog takes: a
+// policy version on the weights topic. A producer of weights needs batches
+// this large (franz-go's default is 1 MB).
+const MaxMessageBytes = 64 * mib
+
 // Cleanup policies.
 const (
 	Delete  = "delete"
@@ -129,7 +134,7 @@ func New(opts ...Option) *Catalog {
 		{Name: Transitions, Key: "episode id", Doc: "the replay topic: (s, a, r, s', done, logp_old, version, group)", Partitions: 6, Retention: 7 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib, Message: "asyncwebrl.v1.Transition"},
 		{Name: Episodes, Key: "task id", Doc: "episode summaries: return, length, success, versions used", Partitions: 6, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 1 * mib, Message: "asyncwebrl.v1.Episode"},
 		// Compacted: the latest version per policy name survives forever.
-		{Name: Weights, Key: "policy name", Doc: "policy versions: ONNX model bytes and metadata", Partitions: 1, Cleanup: Compact, MaxMessageBytes: 64 * mib, Message: "asyncwebrl.v1.Weights"},
+		{Name: Weights, Key: "policy name", Doc: "policy versions: ONNX model bytes and metadata", Partitions: 1, Cleanup: Compact, MaxMessageBytes: MaxMessageBytes, Message: "asyncwebrl.v1.Weights"},
 		{Name: DLQ, Key: "source topic", Doc: "events that could not be decoded or joined, with the reason", Partitions: 1, Retention: 30 * day, Cleanup: Delete, MaxMessageBytes: 8 * mib, Message: "asyncwebrl.v1.DeadLetter"},
 		// Compacted: the latest join state per episode; a tombstone when the
 		// episode is finished.

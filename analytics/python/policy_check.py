@@ -9,7 +9,7 @@ loads it into onnxruntime and runs it on a feature batch written by
     asyncwebrl policy features -topic-prefix P. --out features.npz [--outputs]
 
 (one array per graph input, batch first). When the file also holds the Go actors' outputs
-(``--outputs``: go_type_logits, go_elem_logits, go_cand_logits, go_value), it prints the
+(``--outputs``: go_type_logits, go_elem_logits, go_cand_logits, go_value, go_point_logits, go_point_offsets), it prints the
 largest absolute difference and exits 1 above --tolerance. A PyTorch user can start from
 the same ONNX file (``--save-onnx``) and the same inputs.
 
@@ -31,7 +31,7 @@ from google.protobuf.message import DecodeError
 from asyncwebrl.v1 import events_pb2
 from transitions import records
 
-OUTPUTS = ("type_logits", "elem_logits", "cand_logits", "value")
+OUTPUTS = ("type_logits", "elem_logits", "cand_logits", "value", "point_logits", "point_offsets")
 
 
 def latest_weights(brokers: str, topic: str, policy: str) -> events_pb2.Weights | None:

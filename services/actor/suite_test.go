@@ -24,7 +24,7 @@ func TestLocalTasksOfASuite(t *testing.T) {
 		{"all", []Option{WithSuite(catalog.SuiteAll)}, len(catalog.Families()), len(catalog.Schedulable(catalog.SuiteMiniWoB)), ""},
 		{"families win", []Option{WithFamilies("miniwob/click-test", "click-button"), WithSuite(catalog.SuiteMiniWoB)}, 1, 1, ""},
 		{"families after the suite", []Option{WithSuite(catalog.SuiteAll), WithFamilies("miniwob/enter-text")}, 0, 1, ""},
-		{"unsupported", []Option{WithFamilies("miniwob/drag-box")}, 0, 0, "beyond the action space: needs drag"},
+		{"unsupported", []Option{WithFamilies("miniwob/draw-circle")}, 0, 0, "beyond the action space: needs a curved mouse path"},
 		{"unknown task", []Option{WithFamilies("miniwob/no-such-task")}, 0, 0, "unknown family"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ FROM episodes WHERE episode_id = @episode LIMIT 1`
 FROM obs WHERE episode_id = @episode
 ORDER BY step, produced_at_ns LIMIT 1 BY event_id`
 
-	sqlEpisodeActions = `SELECT step, obs_event_id, raw, toString(action_type) AS action_name, bid, x, y
+	sqlEpisodeActions = `SELECT step, obs_event_id, raw, toString(action_type) AS action_name, bid, x, y, to_x, to_y
 FROM actions WHERE episode_id = @episode
 ORDER BY step, produced_at_ns LIMIT 1 BY event_id`
 
@@ -96,6 +96,8 @@ type actionRow struct {
 	Bid        string  `ch:"bid"`
 	X          float32 `ch:"x"`
 	Y          float32 `ch:"y"`
+	ToX        float32 `ch:"to_x"`
+	ToY        float32 `ch:"to_y"`
 }
 
 type rewardRow struct {
@@ -122,6 +124,7 @@ type stepView struct {
 	Bid            string    `json:"bid,omitempty"`
 	Box            []float32 `json:"box,omitempty"`   // the acted element's [x, y, w, h] in frame pixels
 	Point          []float32 `json:"point,omitempty"` // a coordinate action's [x, y]
+	To             []float32 `json:"to,omitempty"`    // a drag's release point [x, y]
 	Reward         *float64  `json:"reward,omitempty"`
 	Done           bool      `json:"done"`
 	Success        bool      `json:"success"`
@@ -261,6 +264,9 @@ func steps(obs []obsRow, actions []actionRow, rewards []rewardRow, stored map[st
 		}
 		if a.Bid == "" && (a.X != 0 || a.Y != 0) {
 			s.Point = []float32{a.X, a.Y}
+		}
+		if a.ToX != 0 || a.ToY != 0 {
+			s.To = []float32{a.ToX, a.ToY}
 		}
 		if rw, ok := reward[a.Step]; ok {
 			v := rw.Reward

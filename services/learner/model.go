@@ -29,10 +29,10 @@ type policyModel struct {
 type modelInputs map[string]*ts.Tensor
 
 // modelOutputs are the network outputs: typeLogits [B,A], elemLogits
-// [B,A,E], candLogits [B,E+1,K] (all with the additive masks applied) and
-// value [B,1].
+// [B,A,E], candLogits [B,E+1,K] (all with the additive masks applied),
+// value [B,1], pointLogits [B,A+1,G] and pointOffsets [B,G,S²].
 type modelOutputs struct {
-	typeLogits, elemLogits, candLogits, value *ts.Tensor
+	typeLogits, elemLogits, candLogits, value, pointLogits, pointOffsets *ts.Tensor
 }
 
 // newPolicyModel creates trainable variables holding params (which must
@@ -129,8 +129,8 @@ func (m *policyModel) forward(in modelInputs) (*modelOutputs, error) {
 		return s.sum(s.mul(emb, w), int64(len(dims)))
 	}
 
-	v := conv(conv(in[policy.InFrame], "conv1"), "conv2")
-	v = s.reshape(v, -1, int64(a.Conv2Channels*oh*ow))
+	fmap := conv(conv(in[policy.InFrame], "conv1"), "conv2")
+	v := s.reshape(fmap, -1, int64(a.Conv2Channels*oh*ow))
 	vis := s.relu(linear(v, "vis"))
 
 	inst := bagOfWords(in[policy.InInstrTokens], in[policy.InInstrWeights], int64(a.MaxInstrTokens))
@@ -164,8 +164,18 @@ func (m *policyModel) forward(in modelInputs) (*modelOutputs, error) {
 	candLogits := s.add(s.add(s.add(bil, un), pair), candMask)
 
 	value := linear(glob, "v")
-	out := &modelOutputs{typeLogits: typeLogits, elemLogits: elemLogits, candLogits: candLogits, value: value}
-	if err := s.finish(out.typeLogits, out.elemLogits, out.candLogits, out.value); err != nil {
+
+	G := int64(a.Cells())
+	cells := s.transpose(s.reshape(fmap, -1, int64(a.Conv2Channels), G), 1, 2)
+	under := s.matmul(in[policy.InCellElems], s.matmul(e2, p["cellel_w"]))
+	cg2 := s.reshape(s.matmul(glob, p["cellglob_w"]), -1, 1, int64(a.PointHidden))
+	ch := s.relu(s.add(s.add(s.add(s.add(s.matmul(cells, p["cell_w"]), p["cellpos"]), under), cg2), p["cell_b"]))
+	pointLogits := s.transpose(linear(ch, "pt"), 1, 2)
+	pointOffsets := linear(ch, "off")
+
+	out := &modelOutputs{typeLogits: typeLogits, elemLogits: elemLogits, candLogits: candLogits, value: value,
+		pointLogits: pointLogits, pointOffsets: pointOffsets}
+	if err := s.finish(out.typeLogits, out.elemLogits, out.candLogits, out.value, out.pointLogits, out.pointOffsets); err != nil {
 		return nil, fmt.Errorf("unable to run the policy: %w", err)
 	}
 	return out, nil

@@ -113,6 +113,11 @@ func (o *options) validate() error {
 // by a dead browser) is trained on 20 s after its last arrival.
 func WithSyncBatches(n int) Option { return func(o *options) { o.syncBatch = n } }
 
+// WithArchitecture is the network of a fresh start (default
+// policy.DefaultArchitecture, every action type): `-action-set` picks the
+// types. A checkpoint or published weights carry their own.
+func WithArchitecture(a policy.Architecture) Option { return func(o *options) { o.arch = a } }
+
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 

@@ -25,7 +25,7 @@ func TestPolicyParityWithONNXRuntime(t *testing.T) {
 	small := policy.DefaultArchitecture()
 	small.FrameHeight, small.FrameWidth = 16, 24
 	small.MaxElements, small.MaxCandidates, small.MaxInstrTokens = 5, 3, 7
-	small.ActionTypes = []string{"NOOP", "CLICK", "FILL", "PRESS", "SEND_MSG_TO_USER"}
+	small.ActionTypes = []string{"NOOP", "CLICK", "FILL", "PRESS", "SEND_MSG_TO_USER", "MOUSE_CLICK", "MOUSE_DRAG_AND_DROP"}
 	small.Normalize()
 
 	worst := 0.0
@@ -36,7 +36,7 @@ func TestPolicyParityWithONNXRuntime(t *testing.T) {
 			if seed%2 == 0 {
 				// Trained-like heads: logits of order 1 instead of 0.1.
 				for i, p := range params {
-					if slices.Contains([]string{"type_w", "ptr_w", "q_w", "gq_w", "u_w", "v_w"}, p.Name) {
+					if slices.Contains([]string{"type_w", "ptr_w", "q_w", "gq_w", "u_w", "v_w", "pt_w", "off_w"}, p.Name) {
 						for j := range p.Data {
 							params[i].Data[j] *= 10
 						}
@@ -88,12 +88,21 @@ func checkParity(t *testing.T, name string, arch policy.Architecture, params pol
 			t.Fatalf("%s: sample %d: %v", name, i, err)
 		}
 		choices[i], goLP[i] = dec.Choice, dec.LogProb
+		// Every other sample takes the point head whatever was sampled, a
+		// drag where the page allows one, so both of its rows are checked.
+		if drag := arch.TypeIndex(eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP); i%2 == 1 && drag >= 0 && f.TypeMask[drag] == 1 {
+			P := arch.Cells() * arch.Offsets()
+			choices[i] = policy.Choice{Type: drag, Element: -1, Candidate: -1, Point: rng.IntN(P), ToPoint: rng.IntN(P)}
+			if goLP[i], err = arch.LogProb(o, choices[i]); err != nil {
+				t.Fatalf("%s: sample %d: %v", name, i, err)
+			}
+		}
 		if goH[i], err = arch.Entropy(o); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	var got struct{ typ, elem, cand, value, lp, h []float32 }
+	var got struct{ typ, elem, cand, value, point, offsets, lp, h []float32 }
 	var exported policy.Params
 	err = onTorchThread(func() error {
 		m, err := newPolicyModel(arch, params)
@@ -127,6 +136,12 @@ func checkParity(t *testing.T, name string, arch policy.Architecture, params pol
 			return err
 		}
 		if got.value, err = float32Values(out.value); err != nil {
+			return err
+		}
+		if got.point, err = float32Values(out.pointLogits); err != nil {
+			return err
+		}
+		if got.offsets, err = float32Values(out.pointOffsets); err != nil {
 			return err
 		}
 		if got.lp, err = float32Values(lp); err != nil {
@@ -164,7 +179,7 @@ func checkParity(t *testing.T, name string, arch policy.Architecture, params pol
 				t.Errorf("%s: %s[%d]: ONNX Runtime %g, gotch %g (|diff| %g > %g)", name, what, i, o, g, d, parityTolerance)
 			}
 		}
-		if what != "value" && what != "log-prob" && what != "entropy" && (masked == 0 || masked == len(ort)) {
+		if what != "value" && what != "log-prob" && what != "entropy" && what != "point_logits" && what != "point_offsets" && (masked == 0 || masked == len(ort)) {
 			t.Errorf("%s: %s: %d of %d entries masked; the random masks should mask some", name, what, masked, len(ort))
 		}
 	}
@@ -172,6 +187,8 @@ func checkParity(t *testing.T, name string, arch policy.Architecture, params pol
 	compare("elem_logits", want.ElemLogits, got.elem)
 	compare("cand_logits", want.CandLogits, got.cand)
 	compare("value", want.Value, got.value)
+	compare("point_logits", want.PointLogits, got.point)
+	compare("point_offsets", want.PointOffsets, got.offsets)
 	toF32 := func(xs []float64) []float32 {
 		out := make([]float32, len(xs))
 		for i, x := range xs {
@@ -217,6 +234,7 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		CandMask:       make([]float32, (E+1)*K),
 		TypeMask:       make([]float32, A),
 		PairFeats:      make([]float32, (E+1)*K*len(a.PairFeatures)),
+		CellElems:      make([]float32, a.Cells()*E),
 		FrameWidth:     160,
 		FrameHeight:    210,
 	}
@@ -237,6 +255,12 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		f.ElemWeights[e] = 1 / float32(nE)
 		f.BIDs = append(f.BIDs, fmt.Sprintf("b%d", e))
 		f.Centers = append(f.Centers, [2]float32{float32(e), float32(e)})
+	}
+	// Cells under an element: each cell under one kept element, or none.
+	for g := range a.Cells() {
+		if nE > 0 && rng.IntN(3) > 0 {
+			f.CellElems[g*E+rng.IntN(nE)] = 1
+		}
 	}
 	P := len(a.PairFeatures)
 	for e := range nE {

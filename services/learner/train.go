@@ -140,7 +140,7 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 		return st, err
 	}
 	s := &scope{}
-	s.tmp = append(s.tmp, out.typeLogits, out.elemLogits, out.candLogits, out.value)
+	s.tmp = append(s.tmp, out.typeLogits, out.elemLogits, out.candLogits, out.value, out.pointLogits, out.pointOffsets)
 	defer func() { _ = s.finish() }()
 
 	values, err := float64Values(out.value)

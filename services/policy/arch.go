@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
@@ -16,7 +18,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 15
+const FeaturesVersion = 16
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -53,6 +55,15 @@ type Architecture struct {
 	// logits: names of eventspb.ActionType without the "ACTION_TYPE_" prefix.
 	ActionTypes []string `json:"action_types"`
 
+	// PointSubdivisions is S: the point head refines its cell to one of
+	// S x S sub-cells (an offset), so a point is one of G·S² positions
+	// (default 4: 64x64 positions, about 2.5x3.3 CSS pixels of a MiniWoB++
+	// page, fine enough to select text to the glyph).
+	PointSubdivisions int `json:"point_subdivisions"`
+	// PointHidden is the width of a cell's row in the point head (G rows
+	// of it: the head's cost), narrower than Hidden.
+	PointHidden int `json:"point_hidden"`
+
 	// Descriptive only (rewritten by Normalize): what each feature column
 	// means, and the graph's inputs and outputs.
 	ElementFeatures   []string     `json:"element_features"`
@@ -70,19 +81,38 @@ type TensorSpec struct {
 	Shape []int64 `json:"shape"`
 }
 
-// AllActionTypes are the types a policy may choose (GOTO excluded: the
-// policy has no way to produce a URL).
-var AllActionTypes = []string{"NOOP", "CLICK", "FILL", "SELECT_OPTION", "SCROLL", "PRESS", "GO_BACK", "SEND_MSG_TO_USER"}
+// AllActionTypes are the types a policy may choose: the largest action set
+// (GOTO and DRAG_AND_DROP are in none).
+var AllActionTypes = ActionTypesOf(action.SetBidCoord)
+
+// ActionTypesOf names the action types of set s as Architecture.ActionTypes
+// does, in the action table's order.
+func ActionTypesOf(s action.Set) []string {
+	var out []string
+	for _, t := range s.Types() {
+		out = append(out, strings.TrimPrefix(t.String(), "ACTION_TYPE_"))
+	}
+	return out
+}
+
+// ArchitectureFor is DefaultArchitecture choosing from action set s.
+func ArchitectureFor(s action.Set) Architecture {
+	a := DefaultArchitecture()
+	a.ActionTypes = ActionTypesOf(s)
+	a.Normalize()
+	return a
+}
 
 // DefaultArchitecture is small enough to train on two CPU cores in minutes:
-// about 150k parameters.
+// about 290k parameters. The thumbnail is 64x64 so that the point head's
+// 16x16 cells are about 10 CSS pixels of a MiniWoB++ page.
 func DefaultArchitecture() Architecture {
 	a := Architecture{
 		Name:            ArchName,
 		FeaturesVersion: FeaturesVersion,
 		Opset:           17,
-		FrameHeight:     32,
-		FrameWidth:      32,
+		FrameHeight:     64,
+		FrameWidth:      64,
 		Conv1Channels:   8,
 		Conv2Channels:   16,
 		VisualDim:       32,
@@ -95,6 +125,9 @@ func DefaultArchitecture() Architecture {
 		MaxCandidates:   64,
 		CandTokens:      4,
 		ActionTypes:     slices.Clone(AllActionTypes),
+
+		PointSubdivisions: 4,
+		PointHidden:       32,
 	}
 	a.Normalize()
 	return a
@@ -130,11 +163,14 @@ func (a *Architecture) Validate() error {
 		{"conv1_channels", a.Conv1Channels}, {"conv2_channels", a.Conv2Channels}, {"visual_dim", a.VisualDim},
 		{"embed_dim", a.EmbedDim}, {"hidden", a.Hidden}, {"max_instr_tokens", a.MaxInstrTokens},
 		{"max_elements", a.MaxElements}, {"elem_tokens", a.ElemTokens}, {"max_candidates", a.MaxCandidates},
-		{"cand_tokens", a.CandTokens},
+		{"cand_tokens", a.CandTokens}, {"point_hidden", a.PointHidden},
 	} {
 		if d.v < 1 || d.v > 4096 {
 			return fmt.Errorf("unable to use %s = %d: want 1..4096", d.name, d.v)
 		}
+	}
+	if a.PointSubdivisions < 1 || a.PointSubdivisions > 16 {
+		return fmt.Errorf("unable to use point_subdivisions = %d: want 1..16", a.PointSubdivisions)
 	}
 	if a.Vocab < 2 || a.Vocab > 1<<20 {
 		return fmt.Errorf("unable to use vocab %d: want 2..%d", a.Vocab, 1<<20)
@@ -192,6 +228,61 @@ func UsesElement(t eventspb.ActionType) bool { return action.UsesElement(t) }
 // the action table's Text.
 func UsesText(t eventspb.ActionType) bool { return action.UsesText(t) }
 
+// UsesPoint reports whether actions of type t take the point head's choice
+// (row t of point_logits): the action table's Point.
+func UsesPoint(t eventspb.ActionType) bool { return action.UsesPoint(t) }
+
+// UsesToPoint reports whether actions of type t take the point head's
+// destination row (row A of point_logits): the action table's ToPoint.
+func UsesToPoint(t eventspb.ActionType) bool { return action.UsesToPoint(t) }
+
+// Cells is G, the point head's cells: the second convolution's output
+// positions, row-major, each covering an equal share of the wire frame.
+func (a *Architecture) Cells() int { oh, ow := a.ConvOut(); return oh * ow }
+
+// CellCenter returns cell g's centre in wire-frame pixels of a frame of
+// fw x fh pixels (the thumbnail stretches the whole frame, so does the grid).
+func (a *Architecture) CellCenter(g int, fw, fh float32) (x, y float32) {
+	oh, ow := a.ConvOut()
+	return (float32(g%ow) + 0.5) * fw / float32(ow), (float32(g/ow) + 0.5) * fh / float32(oh)
+}
+
+// PointEntropyScale weighs a point's entropy in Entropy (and so in the
+// learner's entropy bonus): log E / log(G·S²), so that a point at its most
+// uncertain counts as much as an element choice. Unscaled, a drag's two
+// points (up to 2·log 4096 ≈ 16.6 nats against an element's log 32 ≈ 3.5)
+// made the bonus pull the type head toward the point types: entropy rose
+// from 6.4 to 6.8 over the first minute of a 5-minute run and the easy
+// tier's held-out success stalled near 55% (95% before the point head).
+func (a *Architecture) PointEntropyScale() float64 {
+	return math.Log(float64(a.MaxElements)) / math.Log(float64(a.Cells()*a.Offsets()))
+}
+
+// Offsets is S², the sub-cells of a cell.
+func (a *Architecture) Offsets() int { return a.PointSubdivisions * a.PointSubdivisions }
+
+// PointIndex returns the position (cell·S² + sub-cell) holding the point
+// (x, y) of a frame of fw x fh pixels, or -1 when the point is outside it.
+func (a *Architecture) PointIndex(x, y, fw, fh float32) int {
+	if fw <= 0 || fh <= 0 || x < 0 || y < 0 || x >= fw || y >= fh {
+		return -1
+	}
+	oh, ow := a.ConvOut()
+	S := a.PointSubdivisions
+	px, py := min(int(x*float32(ow*S)/fw), ow*S-1), min(int(y*float32(oh*S)/fh), oh*S-1)
+	return ((py/S)*ow+px/S)*S*S + (py%S)*S + px%S
+}
+
+// PointAt returns the centre of position p (cell·S² + sub-cell) in
+// wire-frame pixels of a frame of fw x fh pixels.
+func (a *Architecture) PointAt(p int, fw, fh float32) (x, y float32) {
+	oh, ow := a.ConvOut()
+	S := a.PointSubdivisions
+	g, sub := p/(S*S), p%(S*S)
+	px, py := (g%ow)*S+sub%S, (g/ow)*S+sub/S
+	return (float32(px) + 0.5) * fw / float32(ow*S), (float32(py) + 0.5) * fh / float32(oh*S)
+}
+
 // TextRow returns the row of cand_logits that scores text candidates for an
 // action of type t on element e: the element's row when the type uses an
 // element, else the element-free row E.
@@ -221,6 +312,7 @@ const (
 	InCandMask       = "cand_mask"
 	InTypeMask       = "type_mask"
 	InPairFeats      = "pair_feats"
+	InCellElems      = "cell_elems"
 )
 
 // Graph output names, in the order of OutputSpecs.
@@ -229,6 +321,11 @@ const (
 	OutElemLogits = "elem_logits"
 	OutCandLogits = "cand_logits"
 	OutValue      = "value"
+	// OutPointLogits comes last so that the first four keep their places.
+	OutPointLogits = "point_logits"
+	// OutPointOffsets scores the sub-cells of every cell (shared by the
+	// point rows: where in a cell to aim is the cell's matter).
+	OutPointOffsets = "point_offsets"
 )
 
 // InputSpecs lists the graph inputs (per sample, without the batch dim).
@@ -250,6 +347,7 @@ func (a *Architecture) InputSpecs() []TensorSpec {
 		{InCandMask, f, []int64{E + 1, K}},
 		{InTypeMask, f, []int64{A}},
 		{InPairFeats, f, []int64{E + 1, K, int64(len(pairFeatureNames))}},
+		{InCellElems, f, []int64{int64(a.Cells()), E}},
 	}
 }
 
@@ -261,6 +359,8 @@ func (a *Architecture) OutputSpecs() []TensorSpec {
 		{OutElemLogits, "float32", []int64{A, E}},
 		{OutCandLogits, "float32", []int64{E + 1, K}},
 		{OutValue, "float32", []int64{1}},
+		{OutPointLogits, "float32", []int64{A + 1, int64(a.Cells())}},
+		{OutPointOffsets, "float32", []int64{int64(a.Cells()), int64(a.Offsets())}},
 	}
 }
 

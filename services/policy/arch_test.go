@@ -30,7 +30,7 @@ func TestArchitectureJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal([]byte(s), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Inputs) != 14 || len(doc.Outputs) != 4 || doc.Outputs[2].Name != OutCandLogits {
+	if len(doc.Inputs) != 15 || len(doc.Outputs) != 6 || doc.Outputs[2].Name != OutCandLogits || doc.Outputs[4].Name != OutPointLogits || doc.Outputs[5].Name != OutPointOffsets {
 		t.Fatalf("inputs %v outputs %v", doc.Inputs, doc.Outputs)
 	}
 }

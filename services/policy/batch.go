@@ -26,7 +26,7 @@ func (f *Features) fields() []any {
 	return []any{
 		f.Frame, f.InstrTokens, f.InstrWeights, f.ElemFeats, f.ElemTokens, f.ElemTokWeights,
 		f.ElemWeights, f.ElemTypeMask, f.CandFeats, f.CandTokens, f.CandTokWeights, f.CandMask, f.TypeMask,
-		f.PairFeats,
+		f.PairFeats, f.CellElems,
 	}
 }
 
@@ -81,13 +81,16 @@ func (b *Batch) Input(name string) (Input, bool) {
 }
 
 // Outputs are the batched network outputs, row-major: TypeLogits [B,A],
-// ElemLogits [B,A,E], CandLogits [B,E+1,K], Value [B].
+// ElemLogits [B,A,E], CandLogits [B,E+1,K], Value [B], PointLogits
+// [B,A+1,G].
 type Outputs struct {
-	Size       int
-	TypeLogits []float32
-	ElemLogits []float32
-	CandLogits []float32
-	Value      []float32
+	Size         int
+	TypeLogits   []float32
+	ElemLogits   []float32
+	CandLogits   []float32
+	Value        []float32
+	PointLogits  []float32
+	PointOffsets []float32
 }
 
 // Output is one sample's outputs, stamped with the weights version that
@@ -97,6 +100,10 @@ type Output struct {
 	ElemLogits []float32 // [A,E]
 	CandLogits []float32 // [E+1,K]
 	Value      float32
+	// PointLogits [A+1,G]: row t scores the cells for type t's point, row
+	// A a drag's release point; PointOffsets [G,S²] the sub-cells of every
+	// cell.
+	PointLogits, PointOffsets []float32
 	// Version of the weights that computed these outputs.
 	Version uint64
 	// BatchSize is the size of the batch this sample ran in.
@@ -107,11 +114,13 @@ type Output struct {
 
 // Sample returns sample i's outputs (sharing memory with o).
 func (o *Outputs) Sample(a *Architecture, i int) *Output {
-	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
+	A, E, K, G, S2 := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells(), a.Offsets()
 	return &Output{
-		TypeLogits: o.TypeLogits[i*A : (i+1)*A],
-		ElemLogits: o.ElemLogits[i*A*E : (i+1)*A*E],
-		CandLogits: o.CandLogits[i*(E+1)*K : (i+1)*(E+1)*K],
-		Value:      o.Value[i],
+		TypeLogits:   o.TypeLogits[i*A : (i+1)*A],
+		ElemLogits:   o.ElemLogits[i*A*E : (i+1)*A*E],
+		CandLogits:   o.CandLogits[i*(E+1)*K : (i+1)*(E+1)*K],
+		Value:        o.Value[i],
+		PointLogits:  o.PointLogits[i*(A+1)*G : (i+1)*(A+1)*G],
+		PointOffsets: o.PointOffsets[i*G*S2 : (i+1)*G*S2],
 	}
 }

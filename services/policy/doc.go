@@ -8,17 +8,20 @@
 // training twin of the graph written here; a parity test holds the two to
 // 1e-4, so any change to the graph must be made to both.
 //
-// # Architecture (DefaultArchitecture, ~150k parameters)
+// # Architecture (DefaultArchitecture, ~260k parameters)
 //
 // Shapes use B batch, T=32 instruction words, E=32 elements, Lt=8 words per
 // element, K=64 text candidates, Lc=4 words per candidate, A action types
-// (default 8: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
-// SEND_MSG_TO_USER; GOTO is never chosen), D=32 embedding, H=64 hidden,
-// F=40 element, Fc=18 candidate and P=3 pair features (names in Architecture JSON).
+// (default 13: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
+// SEND_MSG_TO_USER MOUSE_CLICK DBLCLICK HOVER MOUSE_DRAG_AND_DROP
+// MOUSE_MOVE; GOTO is never chosen, nor DRAG_AND_DROP, which a mouse drag
+// between two points covers), D=32 embedding, H=64 hidden, F=40 element,
+// Fc=18 candidate and P=3 pair features (names in Architecture JSON), G=256
+// cells of the point head (the 16x16 conv map) and S²=16 sub-cells.
 //
 //	inputs                          ops
-//	frame [B,3,32,32]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu
-//	                                → Reshape [B,1024] → MatMul+Add → Relu = vis [B,32]
+//	frame [B,3,64,64]               Conv 4x4/2 pad 1 (8ch) → Relu → Conv 4x4/2 (16ch) → Relu = fmap [B,16,16,16]
+//	                                → Reshape [B,4096] → MatMul+Add → Relu = vis [B,32]
 //	instr_tokens [B,T] int64,       Gather(embed [2048,D]) · weights → ReduceSum = inst [B,D]
 //	instr_weights [B,T]             (weights are 1/n on the n words: a masked mean)
 //	                                ctx = Relu(Linear(Concat(inst, vis)))           [B,H]
@@ -33,6 +36,10 @@
 //	pair_feats [B,E+1,K,P]          pair = pair_feats·pair_w [P,1]                  [B,E+1,K]
 //	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + pair + mask [B,E+1,K]
 //	                                value = Linear(glob)                              [B,1]
+//	cell_elems [B,G,E]              cells = Transpose(Reshape(fmap, [B,16,G]))        [B,G,16]
+//	                                ch = Relu(cells·W + cellpos + cell_elems·(e2·W') + glob·W'' + b) [B,G,Hp=32]
+//	                                point_logits = Transpose(Linear_{A+1}(ch))        [B,A+1,G]
+//	                                point_offsets = Linear_{S²}(ch)                   [B,G,S²]
 //
 // Only Conv, Relu, MatMul, Add, Mul, Gather, ReduceSum, Reshape, Concat,
 // Transpose, Constant and Identity appear (opset 17, IR 8); masks are
@@ -41,7 +48,7 @@
 // # Features (Architecture.Featurize; pure Go, deterministic)
 //
 // The wire frame (PNG or JPEG, 128 pixels on its longer side) is
-// area-averaged to the 32x32 thumbnail (services/internal/frame) and scaled
+// area-averaged to the 64x64 thumbnail (services/internal/frame) and scaled
 // to pixel/255-0.5; no frame gives zeros. Words are runs of letters and digits,
 // lowercased and hashed (FNV-1a 32) into buckets 1..vocab-1 (0 pads). At
 // most E elements are kept, those intersecting the frame first, each group
@@ -82,9 +89,12 @@
 // the candidate, the candidate is one of the element's options; each is 4
 // when it holds (pairOn: one learnt scalar per column must move the logit
 // far enough).
+// Per cell of the point head (cell_elems): the innermost kept element whose
+// box holds the cell's centre, as a click there would hit.
 // Masks: FILL may target text boxes only, SELECT_OPTION selects only, other
 // element types any element; a type is masked when it has no eligible
-// element or (text types) no candidate; NOOP is always allowed.
+// element or (text types) no candidate, a point type when the observation
+// has no frame; NOOP is always allowed.
 //
 // # Actions and the log-prob (shared with the learner)
 //
@@ -102,8 +112,19 @@
 //	log π(a|s) = log softmax(type_logits)[Type]
 //	           + [uses element] · log softmax(elem_logits[Type])[Element]
 //	           + [uses text]    · log softmax(cand_logits[TextRow])[Candidate]
+//	           + [uses a point] · ( log softmax(point_logits[Type])[cell(Point)]
+//	                              + log softmax(point_offsets[cell(Point)])[sub(Point)] )
+//	           + [uses a release point] · (the same of ToPoint on row A)
 //
-// Entropy is the exact entropy of that factorised distribution (see
+// A point is a position p = cell·S² + sub-cell of a 64x64 grid over the
+// wire frame (the thumbnail's stretch of the whole frame): the policy acts
+// at the sub-cell's centre, and a recorded point maps to the position that
+// holds it (Architecture.PointIndex, PointAt). The action table says which
+// types take a point (Row.Point: MOUSE_CLICK, MOUSE_MOVE, a drag's press)
+// and a release point (Row.ToPoint: the drag's release, row A).
+//
+// Entropy is the entropy of that factorised distribution, each point weighed
+// by PointEntropyScale (see
 // Architecture.Entropy). Fields of the built eventspb.Action: bid; text and
 // text_token (= Candidate) for text types; key "Enter" for PRESS; SCROLL
 // also sets x/y to the element's centre (a record: the env turns the

@@ -31,6 +31,7 @@ type Features struct {
 	CandMask       []float32 // [E+1,K]: candidate k may go with element row r (row E: no element)
 	TypeMask       []float32 // [A]
 	PairFeats      []float32 // [E+1,K,P]: row E (the element-free row) stays zero
+	CellElems      []float32 // [G,E]: 1 for the innermost kept element whose box holds cell g's centre
 
 	// BIDs[e] is the bid of element e (len = number of valid elements).
 	BIDs []string
@@ -239,6 +240,7 @@ func (a *Architecture) featurizeThrough(obs *eventspb.Observation, last string) 
 		CandMask:       make([]float32, (E+1)*K),
 		TypeMask:       make([]float32, A),
 		PairFeats:      make([]float32, (E+1)*K*numPairFeatures),
+		CellElems:      make([]float32, a.Cells()*E),
 	}
 
 	z := &featurizer{a: a, obs: obs, f: f}
@@ -260,6 +262,7 @@ var featurizeStages = []featurizeStage{
 	{"frame", (*featurizer).frame},
 	{"instruction", stage((*featurizer).instruction)},
 	{"elements", stage((*featurizer).elements)},
+	{"cells", stage((*featurizer).cells)},
 	{"typing-done", stage((*featurizer).typingDone)},
 	{"choosing-done", stage((*featurizer).choosingDone)},
 	{"candidates", stage((*featurizer).candidates)},
@@ -484,6 +487,32 @@ func (z *featurizer) elements() {
 		}
 	}
 	z.els, z.elemWords, z.elemValues, z.labelWords, z.optionWords = els, elemWords, elemValues, labelWords, optionWords
+}
+
+// cells tells each cell of the point head which kept element is under its
+// centre: the innermost (smallest) box holding it, as a click there would
+// hit, so the point head can aim at what the element head knows by name
+// (drag the item the instruction names) as well as at what only the frame
+// shows (an SVG drawing, a canvas).
+func (z *featurizer) cells() {
+	a, f := z.a, z.f
+	E := a.MaxElements
+	for g := range a.Cells() {
+		cx, cy := a.CellCenter(g, f.FrameWidth, f.FrameHeight)
+		best, area := -1, math.Inf(1)
+		for e, el := range z.els {
+			b := el.GetBox()
+			if cx < b.GetX() || cy < b.GetY() || cx >= b.GetX()+b.GetW() || cy >= b.GetY()+b.GetH() {
+				continue
+			}
+			if s := float64(b.GetW()) * float64(b.GetH()); s < area {
+				best, area = e, s
+			}
+		}
+		if best >= 0 {
+			f.CellElems[g*E+best] = 1
+		}
+	}
 }
 
 // typingDone tells every element whether the typing is done.
@@ -729,6 +758,10 @@ func (z *featurizer) typeMask() {
 			}
 		}
 		if UsesText(typ) && len(f.Candidates) == 0 {
+			ok = false
+		}
+		// A point is aimed at what the frame shows: none, no point.
+		if UsesPoint(typ) && z.img == nil {
 			ok = false
 		}
 		f.TypeMask[t] = bool01(ok)

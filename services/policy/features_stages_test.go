@@ -79,6 +79,21 @@ func dumpStage(z *featurizer, name string) string {
 				fmt.Fprintf(&b, "  words: %s\n", tokens(f.ElemTokens[e*a.ElemTokens:(e+1)*a.ElemTokens], f.ElemTokWeights[e*a.ElemTokens:(e+1)*a.ElemTokens]))
 			}
 		}
+	case "cells":
+		under := make([][]string, len(z.els))
+		free := 0
+		for g := range a.Cells() {
+			e := slices.Index(f.CellElems[g*E:(g+1)*E], 1)
+			if e < 0 {
+				free++
+				continue
+			}
+			under[e] = append(under[e], strconv.Itoa(g))
+		}
+		for e, el := range z.els {
+			fmt.Fprintf(&b, "element %d bid=%q cells: %s\n", e, el.GetBid(), strings.Join(under[e], " "))
+		}
+		fmt.Fprintf(&b, "cells under no element: %d of %d\n", free, a.Cells())
 	case "candidates":
 		Fc, P := len(candidateFeatureNames), numPairFeatures
 		for k, c := range f.Candidates {

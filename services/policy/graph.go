@@ -79,7 +79,7 @@ func (g *graph) bagOfWords(tokens, weights string, dims ...int64) string {
 
 // buildGraph emits the network. Every op here has a twin in
 // services/learner/model.go; keep the two in step (the parity test checks).
-func (a *Architecture) buildGraph() (g *graph, outputs [4]string) {
+func (a *Architecture) buildGraph() (g *graph, outputs [6]string) {
 	g = &graph{}
 	T, E, K := int64(a.MaxInstrTokens), int64(a.MaxElements), int64(a.MaxCandidates)
 	D, Hd := int64(a.EmbedDim), int64(a.Hidden)
@@ -91,8 +91,8 @@ func (a *Architecture) buildGraph() (g *graph, outputs [4]string) {
 		return g.relu(g.op("Conv", []string{x, name + "_w", name + "_b"},
 			intsAttr("kernel_shape", 4, 4), intsAttr("strides", 2, 2), intsAttr("pads", 1, 1, 1, 1)))
 	}
-	v := conv(conv(InFrame, "conv1"), "conv2")
-	v = g.reshape(v, -1, int64(a.Conv2Channels*oh*ow))
+	fmap := conv(conv(InFrame, "conv1"), "conv2") // [B,C2,oh,ow]
+	v := g.reshape(fmap, -1, int64(a.Conv2Channels*oh*ow))
 	vis := g.relu(g.linear(v, "vis")) // [B,Dv]
 
 	// Instruction: mean of word embeddings.
@@ -129,7 +129,17 @@ func (a *Architecture) buildGraph() (g *graph, outputs [4]string) {
 	candLogits := g.add(g.add(g.add(bil, un), pair), candMask)
 
 	value := g.linear(glob, "v") // [B,1]
-	return g, [4]string{typeLogits, elemLogits, candLogits, value}
+
+	// Point head: one row per cell of the conv map, from the cell's
+	// features, its position, the elements under it and the context.
+	G := int64(a.Cells())
+	cells := g.transpose(g.reshape(fmap, -1, int64(a.Conv2Channels), G), 0, 2, 1) // [B,G,C2]
+	under := g.matmul(InCellElems, g.matmul(e2, "cellel_w"))                      // [B,G,Hp]
+	cg2 := g.reshape(g.matmul(glob, "cellglob_w"), -1, 1, int64(a.PointHidden))   // [B,1,Hp]
+	ch := g.relu(g.add(g.add(g.add(g.add(g.matmul(cells, "cell_w"), "cellpos"), under), cg2), "cell_b"))
+	pointLogits := g.transpose(g.linear(ch, "pt"), 0, 2, 1) // [B,A+1,G]
+	offsets := g.linear(ch, "off")                          // [B,G,S²]
+	return g, [6]string{typeLogits, elemLogits, candLogits, value, pointLogits, offsets}
 }
 
 // WriteONNX encodes the architecture and parameters as an ONNX model (opset

@@ -88,6 +88,16 @@ func (a *Architecture) ParamSpecs() []ParamSpec {
 	s = append(s, lin("u", Hd, 1, 0.1)...)
 	s = append(s, ParamSpec{Name: "pair_w", Shape: []int64{int64(len(pairFeatureNames)), 1}, FanIn: int64(len(pairFeatureNames)), Gain: 0.1})
 	s = append(s, lin("v", Hd, 1, 0.1)...)
+	// The point head (features v16), after the rest so that the older
+	// parameters keep their order.
+	G := int64(a.Cells())
+	Hp := int64(a.PointHidden)
+	s = append(s, lin("cell", C2, Hp, 1)...)
+	s = append(s, ParamSpec{Name: "cellpos", Shape: []int64{G, Hp}, FanIn: 1, Gain: 0.1 * math.Sqrt(3)})
+	s = append(s, ParamSpec{Name: "cellel_w", Shape: []int64{Hd, Hp}, FanIn: Hd, Gain: 1})
+	s = append(s, ParamSpec{Name: "cellglob_w", Shape: []int64{Hd, Hp}, FanIn: Hd, Gain: 1})
+	s = append(s, lin("pt", Hp, A+1, 0.1)...)
+	s = append(s, lin("off", Hp, int64(a.Offsets()), 0.1)...)
 	return s
 }
 

@@ -38,6 +38,7 @@ const (
 	TypeMasked       Unrepresentable = "the type is masked on the page"
 	TargetMasked     Unrepresentable = "the type may not target that element"
 	TextMasked       Unrepresentable = "the text is masked for that element"
+	PointOutside     Unrepresentable = "its point is outside the frame"
 )
 
 // NotRepresentableError is an ErrNotRepresentable with its kind; Detail
@@ -57,11 +58,21 @@ func notRepresentable(kind Unrepresentable, format string, args ...any) error {
 
 // Choice is an action as head indices: Type indexes the type head; Element
 // (-1 when unused) the element head's row for that type; Candidate (-1 when
-// unused) the text head's row Arch.TextRow(type, Element).
+// unused) the text head's row Arch.TextRow(type, Element); Point (-1 when
+// unused) a position of the point head's row for the type (cell·S² +
+// sub-cell: the cell, then its offset), ToPoint (-1 when unused) one of its
+// destination row A.
 type Choice struct {
 	Type      int
 	Element   int
 	Candidate int
+	Point     int
+	ToPoint   int
+}
+
+// noChoice is a Choice of type t with every other head unused.
+func noChoice(t int) Choice {
+	return Choice{Type: t, Element: -1, Candidate: -1, Point: -1, ToPoint: -1}
 }
 
 // Decision is a sampled action with its log-prob and value.
@@ -131,6 +142,54 @@ func (a *Architecture) elemRow(out *Output, t int) []float32 {
 	return out.ElemLogits[t*E : (t+1)*E]
 }
 
+// pointRow returns the point logits of row row: a type index, or NumTypes
+// for a drag's release point.
+func (a *Architecture) pointRow(out *Output, row int) []float32 {
+	G := a.Cells()
+	return out.PointLogits[row*G : (row+1)*G]
+}
+
+// offsetRow returns the sub-cell logits of cell g.
+func (a *Architecture) offsetRow(out *Output, g int) []float32 {
+	S2 := a.Offsets()
+	return out.PointOffsets[g*S2 : (g+1)*S2]
+}
+
+// pickPoint draws a position of point row row: a cell, then its sub-cell.
+func (a *Architecture) pickPoint(out *Output, row int, rng *rand.Rand, greedy bool) (int, error) {
+	g, err := pick(a.pointRow(out, row), rng, greedy)
+	if err != nil {
+		return -1, err
+	}
+	sub, err := pick(a.offsetRow(out, g), rng, greedy)
+	if err != nil {
+		return -1, err
+	}
+	return g*a.Offsets() + sub, nil
+}
+
+// pointLogProb is log π(cell) + log π(sub-cell | cell) of position p on
+// point row row.
+func (a *Architecture) pointLogProb(out *Output, row, p int) (float64, error) {
+	if p < 0 || p >= a.Cells()*a.Offsets() {
+		return 0, fmt.Errorf("%w: point %d is out of range", ErrNotRepresentable, p)
+	}
+	g, sub := p/a.Offsets(), p%a.Offsets()
+	return logSoftmax(a.pointRow(out, row))[g] + logSoftmax(a.offsetRow(out, g))[sub], nil
+}
+
+// pointEntropy is H(cell) + Σ_g π(g)·H(sub-cell | g) of point row row.
+func (a *Architecture) pointEntropy(out *Output, row int) float64 {
+	lp := logSoftmax(a.pointRow(out, row))
+	h := entropyOf(lp)
+	for g, l := range lp {
+		if p := math.Exp(l); p > 0 {
+			h += p * entropyOf(logSoftmax(a.offsetRow(out, g)))
+		}
+	}
+	return h
+}
+
 // candRow returns the text logits of row row (see TextRow).
 func (a *Architecture) candRow(out *Output, row int) []float32 {
 	K := a.MaxCandidates
@@ -146,11 +205,11 @@ func (a *Architecture) Sample(f *Features, out *Output, rng *rand.Rand, greedy b
 	if err := a.checkOutput(out); err != nil {
 		return nil, err
 	}
-	c := Choice{Element: -1, Candidate: -1}
-	var err error
-	if c.Type, err = pick(out.TypeLogits, rng, greedy); err != nil {
+	t, err := pick(out.TypeLogits, rng, greedy)
+	if err != nil {
 		return nil, fmt.Errorf("unable to sample the action type: %w", err)
 	}
+	c := noChoice(t)
 	typ := a.TypeAt(c.Type)
 	if UsesElement(typ) {
 		if c.Element, err = pick(a.elemRow(out, c.Type), rng, greedy); err != nil {
@@ -160,6 +219,16 @@ func (a *Architecture) Sample(f *Features, out *Output, rng *rand.Rand, greedy b
 	if UsesText(typ) {
 		if c.Candidate, err = pick(a.candRow(out, a.TextRow(typ, c.Element)), rng, greedy); err != nil {
 			return nil, fmt.Errorf("unable to sample the text: %w", err)
+		}
+	}
+	if UsesPoint(typ) {
+		if c.Point, err = a.pickPoint(out, c.Type, rng, greedy); err != nil {
+			return nil, fmt.Errorf("unable to sample the point: %w", err)
+		}
+	}
+	if UsesToPoint(typ) {
+		if c.ToPoint, err = a.pickPoint(out, a.NumTypes(), rng, greedy); err != nil {
+			return nil, fmt.Errorf("unable to sample the release point: %w", err)
 		}
 	}
 	lp, err := a.LogProb(out, c)
@@ -179,6 +248,11 @@ func (a *Architecture) Sample(f *Features, out *Output, rng *rand.Rand, greedy b
 //
 //	log π(type) + [type uses element]·log π(element | type)
 //	            + [type uses text]·log π(candidate | row(type, element))
+//	            + [type uses a point]·log π(position | point row type)
+//	            + [type uses a release point]·log π(position | point row A)
+//
+// where a position's log-prob is its cell's plus its sub-cell's given the
+// cell.
 //
 // each a log-softmax over the masked logits of its head. Choosing a masked
 // entry is ErrNotRepresentable.
@@ -205,12 +279,26 @@ func (a *Architecture) LogProb(out *Output, c Choice) (float64, error) {
 		}
 		lp += logSoftmax(row)[c.Candidate]
 	}
+	for _, p := range []struct {
+		uses      bool
+		row, cell int
+	}{{UsesPoint(typ), c.Type, c.Point}, {UsesToPoint(typ), a.NumTypes(), c.ToPoint}} {
+		if !p.uses {
+			continue
+		}
+		l, err := a.pointLogProb(out, p.row, p.cell)
+		if err != nil {
+			return 0, err
+		}
+		lp += l
+	}
 	return lp, nil
 }
 
 func (a *Architecture) checkOutput(out *Output) error {
-	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
-	if out == nil || len(out.TypeLogits) != A || len(out.ElemLogits) != A*E || len(out.CandLogits) != (E+1)*K {
+	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
+	if out == nil || len(out.TypeLogits) != A || len(out.ElemLogits) != A*E || len(out.CandLogits) != (E+1)*K ||
+		len(out.PointLogits) != (A+1)*G || len(out.PointOffsets) != G*a.Offsets() {
 		return errors.New("unable to use outputs: shapes do not match the architecture")
 	}
 	return nil
@@ -240,6 +328,19 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		k := uint32(c.Candidate)
 		act.TextToken = &k
 	}
+	for _, p := range []struct {
+		uses bool
+		cell int
+		x, y *float32
+	}{{UsesPoint(typ), c.Point, &act.X, &act.Y}, {UsesToPoint(typ), c.ToPoint, &act.ToX, &act.ToY}} {
+		if !p.uses {
+			continue
+		}
+		if p.cell < 0 || p.cell >= a.Cells()*a.Offsets() {
+			return nil, fmt.Errorf("%w: point %d of %d", ErrNotRepresentable, p.cell, a.Cells()*a.Offsets())
+		}
+		*p.x, *p.y = a.PointAt(p.cell, f.FrameWidth, f.FrameHeight)
+	}
 	switch typ {
 	case eventspb.ActionType_ACTION_TYPE_SCROLL:
 		if c.Element >= len(f.Centers) {
@@ -264,7 +365,7 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 // by text; a choice the masks forbid is ErrNotRepresentable. A demonstration's action gets the same treatment, so behaviour
 // cloning and the PPO ratio use one definition.
 func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, error) {
-	c := Choice{Type: a.TypeIndex(act.GetType()), Element: -1, Candidate: -1}
+	c := noChoice(a.TypeIndex(act.GetType()))
 	if c.Type < 0 {
 		return c, notRepresentable(NoHeadForType, "type %s is not in the architecture", act.GetType())
 	}
@@ -293,6 +394,20 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 			return c, notRepresentable(TextNotCandidate, "text %q is not a candidate", act.GetText())
 		}
 	}
+	// A point is the position (cell and sub-cell) that holds it: the
+	// policy acts at the sub-cell's centre, where a recorded point lands
+	// when it came from the point head, and within half a sub-cell of it
+	// otherwise.
+	if UsesPoint(typ) {
+		if c.Point = a.PointIndex(act.GetX(), act.GetY(), f.FrameWidth, f.FrameHeight); c.Point < 0 {
+			return c, notRepresentable(PointOutside, "(%g, %g) is outside the %gx%g frame", act.GetX(), act.GetY(), f.FrameWidth, f.FrameHeight)
+		}
+	}
+	if UsesToPoint(typ) {
+		if c.ToPoint = a.PointIndex(act.GetToX(), act.GetToY(), f.FrameWidth, f.FrameHeight); c.ToPoint < 0 {
+			return c, notRepresentable(PointOutside, "(%g, %g) is outside the %gx%g frame", act.GetToX(), act.GetToY(), f.FrameWidth, f.FrameHeight)
+		}
+	}
 	// The masks: a choice the graph gives no probability is not the
 	// policy's either (the learner counts it at ingest, not at the update).
 	switch E := a.MaxElements; {
@@ -306,12 +421,17 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 	return c, nil
 }
 
-// Entropy is the exact entropy of the joint action distribution the
-// outputs define (the learner's entropy bonus uses the same definition):
+// Entropy is the entropy of the joint action distribution the outputs
+// define, with each point's term weighed by PointEntropyScale (the
+// learner's entropy bonus uses the same definition):
 //
 //	H = H(type) + Σ_t π(t)·( [t uses element]·H(element | t)
 //	    + [t uses text]·( [t uses element]·Σ_e π(e | t)·H(text | row e)
-//	                      + [t uses no element]·H(text | row E) ) )
+//	                      + [t uses no element]·H(text | row E) )
+//	    + w·[t uses a point]·H(position | point row t)
+//	    + w·[t uses a release point]·H(position | point row A) ),  w = PointEntropyScale
+//
+// with H(position | row) = H(cell) + Σ_g π(g)·H(sub-cell | g).
 func (a *Architecture) Entropy(out *Output) (float64, error) {
 	if err := a.checkOutput(out); err != nil {
 		return 0, err
@@ -339,6 +459,12 @@ func (a *Architecture) Entropy(out *Output) (float64, error) {
 		case UsesText(typ):
 			h += pt * candH(a.MaxElements)
 		}
+		if UsesPoint(typ) {
+			h += pt * a.PointEntropyScale() * a.pointEntropy(out, t)
+		}
+		if UsesToPoint(typ) {
+			h += pt * a.PointEntropyScale() * a.pointEntropy(out, a.NumTypes())
+		}
 	}
 	return h, nil
 }
@@ -355,9 +481,10 @@ func entropyOf(lp []float64) float64 {
 }
 
 // sameAction reports whether two actions do the same thing: type, target
-// element and text.
+// element, text and points.
 func sameAction(a, b *eventspb.Action) bool {
-	return a.GetType() == b.GetType() && a.GetBid() == b.GetBid() && a.GetText() == b.GetText()
+	return a.GetType() == b.GetType() && a.GetBid() == b.GetBid() && a.GetText() == b.GetText() &&
+		a.GetX() == b.GetX() && a.GetY() == b.GetY() && a.GetToX() == b.GetToX() && a.GetToY() == b.GetToY()
 }
 
 // GreedyAvoiding is greedy decoding that takes none of the actions in
@@ -404,13 +531,29 @@ func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid []*eventsp
 		if UsesElement(typ) {
 			elems = topK(a.elemRow(out, t))
 		}
+		// A point: each of the three best cells at its best sub-cell.
+		topPoints := func(row int) []int {
+			var ps []int
+			for _, g := range topK(a.pointRow(out, row)) {
+				if sub, err := pick(a.offsetRow(out, g), nil, true); err == nil {
+					ps = append(ps, g*a.Offsets()+sub)
+				}
+			}
+			return ps
+		}
+		points, toPoints := []int{-1}, []int{-1}
+		if UsesPoint(typ) {
+			points = topPoints(t)
+		}
+		if UsesToPoint(typ) {
+			toPoints = topPoints(a.NumTypes())
+		}
 		for _, e := range elems {
 			cands := []int{-1}
 			if UsesText(typ) {
 				cands = topK(a.candRow(out, a.TextRow(typ, e)))
 			}
-			for _, c := range cands {
-				ch := Choice{Type: t, Element: e, Candidate: c}
+			for _, ch := range choicesOf(t, e, cands, points, toPoints) {
 				lp, err := a.LogProb(out, ch)
 				if err != nil || (best != nil && lp <= best.LogProb) {
 					continue
@@ -428,4 +571,18 @@ func (a *Architecture) GreedyAvoiding(f *Features, out *Output, avoid []*eventsp
 		return d, nil // nothing else is possible: repeat
 	}
 	return best, nil
+}
+
+// choicesOf lists the choices of type t on element e with each of the
+// candidates, points and release points (-1: the head is unused).
+func choicesOf(t, e int, cands, points, toPoints []int) []Choice {
+	out := make([]Choice, 0, len(cands)*len(points)*len(toPoints))
+	for _, c := range cands {
+		for _, p := range points {
+			for _, q := range toPoints {
+				out = append(out, Choice{Type: t, Element: e, Candidate: c, Point: p, ToPoint: q})
+			}
+		}
+	}
+	return out
 }

@@ -12,8 +12,9 @@ import (
 // handOutput builds outputs for a: type logits as given (others masked),
 // element and candidate logits zero except masked where the features mask.
 func handOutput(a *Architecture, f *Features, typeLogits map[eventspb.ActionType]float32) *Output {
-	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
-	o := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K), Value: 0.25}
+	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
+	o := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K),
+		PointLogits: make([]float32, (A+1)*G), PointOffsets: make([]float32, G*a.Offsets()), Value: 0.25}
 	for t := range A {
 		o.TypeLogits[t] = -1e9
 		if l, ok := typeLogits[a.TypeAt(t)]; ok && f.TypeMask[t] == 1 {
@@ -178,8 +179,9 @@ func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
-	out := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K)}
+	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
+	out := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K),
+		PointLogits: make([]float32, (A+1)*G), PointOffsets: make([]float32, G*a.Offsets())}
 	click := a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK)
 	for i := range out.TypeLogits {
 		out.TypeLogits[i] = -5
@@ -215,5 +217,67 @@ func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
 	}
 	if third.Action.GetType() != eventspb.ActionType_ACTION_TYPE_CLICK || third.Action.GetBid() != f.BIDs[0] {
 		t.Fatalf("avoiding two clicks chose %s %s, want a click on %s", third.Action.GetType(), third.Action.GetBid(), f.BIDs[0])
+	}
+}
+
+// TestPointHead: a drag sampled from the point head's two rows lands on
+// the chosen sub-cells' centres in wire-frame pixels, maps back to the same
+// choice and log-prob, and a recorded point maps to the position that holds
+// it; a point outside the frame is not representable; the entropy of
+// uniform cells and sub-cells, weighed by PointEntropyScale, is log E.
+func TestPointHead(t *testing.T) {
+	a := DefaultArchitecture()
+	f, err := a.Featurize(clickButtonObs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drag := a.TypeIndex(eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP)
+	o := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP: 0})
+	G, S, S2, A := a.Cells(), a.PointSubdivisions, a.Offsets(), a.NumTypes()
+	o.PointLogits[drag*G+17] = 20      // press: cell 17 (row 1, column 1) ...
+	o.PointOffsets[17*S2+S+2] = 20     // ... its sub-cell (2, 1)
+	o.PointLogits[A*G+G-1] = 20        // release: the last cell ...
+	o.PointOffsets[(G-1)*S2+S2-1] = 20 // ... its last sub-cell
+	d, err := a.Sample(f, o, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Point != 17*S2+S+2 || d.ToPoint != G*S2-1 {
+		t.Fatalf("greedy drag chose positions %d -> %d, want %d -> %d", d.Point, d.ToPoint, 17*S2+S+2, G*S2-1)
+	}
+	oh, ow := a.ConvOut()
+	sw, sh := f.FrameWidth/float32(ow*S), f.FrameHeight/float32(oh*S)
+	act := d.Action
+	if act.GetX() != float32(S+2)*sw+sw/2 || act.GetY() != float32(S+1)*sh+sh/2 || act.GetToX() != f.FrameWidth-sw/2 || act.GetToY() != f.FrameHeight-sh/2 {
+		t.Fatalf("drag (%g,%g) -> (%g,%g), want the sub-cells' centres", act.GetX(), act.GetY(), act.GetToX(), act.GetToY())
+	}
+	if act.GetRaw() == "" || act.GetType() != eventspb.ActionType_ACTION_TYPE_MOUSE_DRAG_AND_DROP {
+		t.Fatalf("action %v", act)
+	}
+	c, err := a.ChoiceOf(f, act)
+	if err != nil || c != d.Choice {
+		t.Fatalf("ChoiceOf = %+v, %v; want %+v", c, err, d.Choice)
+	}
+	lp, err := a.LogProb(o, c)
+	if err != nil || math.Abs(lp-d.LogProb) > 1e-12 {
+		t.Fatalf("log-prob %g (%v), sampled with %g", lp, err, d.LogProb)
+	}
+	// A recorded point anywhere in a sub-cell is that position: pixel
+	// column 2S+1, row 3S-1 is cell (2, 2), sub-cell (1, S-1).
+	rec := &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_CLICK, X: float32(2*S+1)*sw + 0.1, Y: float32(3*S)*sh - 0.1}
+	if c, err := a.ChoiceOf(f, rec); err != nil || c.Point != (2*ow+2)*S2+(S-1)*S+1 || c.ToPoint != -1 {
+		t.Fatalf("ChoiceOf(%v) = %+v, %v; want position %d", rec, c, err, (2*ow+2)*S2+(S-1)*S+1)
+	}
+	rec.X = f.FrameWidth + 1
+	var nr *NotRepresentableError
+	if _, err := a.ChoiceOf(f, rec); !errors.As(err, &nr) || nr.Kind != PointOutside {
+		t.Fatalf("a point outside the frame: %v", err)
+	}
+	// Only MOUSE_CLICK, uniform cells and sub-cells: H = w·log(G·S²) =
+	// log E, a point at its most uncertain weighing an element's choice.
+	u := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_MOUSE_CLICK: 0})
+	h, err := a.Entropy(u)
+	if err != nil || math.Abs(h-math.Log(float64(a.MaxElements))) > 1e-9 {
+		t.Fatalf("entropy %g (%v), want log %d", h, err, a.MaxElements)
 	}
 }

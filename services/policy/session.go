@@ -121,11 +121,13 @@ func (s *Session) Run(b *Batch) (*Outputs, error) {
 		return append([]float32(nil), t.GetData()...)
 	}
 	return &Outputs{
-		Size:       b.Size,
-		TypeLogits: copyOut(outs[0]),
-		ElemLogits: copyOut(outs[1]),
-		CandLogits: copyOut(outs[2]),
-		Value:      copyOut(outs[3]),
+		Size:         b.Size,
+		TypeLogits:   copyOut(outs[0]),
+		ElemLogits:   copyOut(outs[1]),
+		CandLogits:   copyOut(outs[2]),
+		Value:        copyOut(outs[3]),
+		PointLogits:  copyOut(outs[4]),
+		PointOffsets: copyOut(outs[5]),
 	}, nil
 }
 

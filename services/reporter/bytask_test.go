@@ -44,7 +44,7 @@ func TestByTask(t *testing.T) {
 	add(i, "miniwob/login-user", eventspb.Tier_TIER_EASY, false, false, 3)
 	add(i, "miniwob/email-inbox-reply", eventspb.Tier_TIER_MEDIUM, true, true, 3)
 	// A task beyond the action space, run by hand: left out of every figure.
-	add(i, "miniwob/drag-box", eventspb.Tier_TIER_EASY, true, false, 3)
+	add(i, "miniwob/draw-circle", eventspb.Tier_TIER_EASY, true, false, 3)
 
 	rows := s.ByTask(4, start.Add(time.Hour))
 	want := []struct {
@@ -57,7 +57,7 @@ func TestByTask(t *testing.T) {
 		{"miniwob/email-inbox-reply", Rate{1, 1, 1, 1}, Rate{}, Rate{}},
 	}
 	if len(rows) != len(want) {
-		t.Fatalf("rows %+v, want %d (easy first, no drag-box)", rows, len(want))
+		t.Fatalf("rows %+v, want %d (easy first, no draw-circle)", rows, len(want))
 	}
 	for k, w := range want {
 		r := rows[k]
@@ -66,7 +66,7 @@ func TestByTask(t *testing.T) {
 		}
 	}
 	if s.Episodes() != 9 {
-		t.Errorf("%d episodes counted, want 9 (drag-box left out)", s.Episodes())
+		t.Errorf("%d episodes counted, want 9 (draw-circle left out)", s.Episodes())
 	}
 
 	dir := t.TempDir()
@@ -86,7 +86,7 @@ func TestByTask(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", line, md)
 		}
 	}
-	if strings.Contains(string(md), "drag-box") {
+	if strings.Contains(string(md), "draw-circle") {
 		t.Errorf("report shows a task beyond the action space:\n%s", md)
 	}
 }

@@ -92,7 +92,9 @@ func On(t testing.TB, seeds []string, prefix string, opts ...topics.Option) *Clu
 func apply(t testing.TB, seeds []string, prefix string, opts []topics.Option) *Cluster {
 	t.Helper()
 	c := &Cluster{Seeds: seeds, Catalog: topics.New(append([]topics.Option{topics.WithPrefix(prefix)}, opts...)...)}
-	c.Admin = c.Client(t)
+	// Batches as large as the catalog's largest message (a policy's
+	// weights), which franz-go's default of 1 MB refuses.
+	c.Admin = c.Client(t, kgo.ProducerBatchMaxBytes(topics.MaxMessageBytes))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := topics.Apply(ctx, c.Admin, c.Catalog); err != nil {

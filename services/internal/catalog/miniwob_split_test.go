@@ -133,7 +133,7 @@ func TestSelectFamilies(t *testing.T) {
 		{SuiteBuiltin, []string{"click-button"}, []string{"click-button"}, ""},
 		{SuiteMiniWoB, []string{"click-test", "miniwob/enter-text", "click-test"}, []string{"miniwob/click-test", "miniwob/enter-text"}, ""},
 		{SuiteAll, []string{"click-button", "miniwob/click-button"}, []string{"click-button", "miniwob/click-button"}, ""},
-		{SuiteMiniWoB, []string{"drag-box"}, nil, "not supported by the action space: needs drag"},
+		{SuiteMiniWoB, []string{"draw-circle"}, nil, "not supported by the action space: needs a curved mouse path"},
 		{SuiteMiniWoB, []string{"no-such-task"}, nil, `unknown task "no-such-task"`},
 		{SuiteBuiltin, []string{"click-test"}, nil, "not in suite builtin"},
 		{SuiteMiniWoB, []string{"account-update"}, nil, "not in suite miniwob"},

@@ -45,7 +45,7 @@ func TestMiniWoBTable(t *testing.T) {
 	if !slices.IsSortedFunc(tasks, func(a, b MiniWoBTask) int { return strings.Compare(a.Name, b.Name) }) {
 		t.Error("the table is not sorted by name (MiniWoBTaskByName searches it)")
 	}
-	reasons := []string{needsDrag, needsCoords, needsCanvas, needsHover, needsSelection, neverStable}
+	reasons := []string{needsPath, neverStable}
 	var wge []string
 	for i, tk := range tasks {
 		if i > 0 && tasks[i-1].Name == tk.Name {
@@ -148,7 +148,7 @@ func TestPrintMiniWoB(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"miniwob/drag-box", "no: " + needsDrag, "miniwob/click-test ", "130 tasks of miniwob 1.1.0"} {
+	for _, want := range []string{"miniwob/draw-circle", "no: " + needsPath, "miniwob/click-test ", "130 tasks of miniwob 1.1.0", "126 supported"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q", want)
 		}
@@ -162,8 +162,11 @@ func TestPrintMiniWoB(t *testing.T) {
 		t.Fatalf("json: %d families, %v", len(fams), err)
 	}
 	for _, f := range fams {
-		if f.Name == "miniwob/hover-shape" && (f.Unsupported != needsHover || f.Suite != SuiteMiniWoB) {
-			t.Errorf("hover-shape: %+v", f)
+		if f.Name == "miniwob/draw-circle" && (f.Unsupported != needsPath || f.Suite != SuiteMiniWoB) {
+			t.Errorf("draw-circle: %+v", f)
+		}
+		if f.Name == "miniwob/hover-shape" && f.Unsupported != "" {
+			t.Errorf("hover-shape: %+v (mouse_move hovers it)", f)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
@@ -57,6 +58,12 @@ type Config struct {
 	// tasks: builtin (the generated families), miniwob (the MiniWoB++
 	// benchmark's pages, fetched by `make setup`) or all.
 	Suite string
+	// ActionSet is the action space a fresh policy chooses from (actor
+	// and learner): bid (the element actions the built-in families need)
+	// or bid+coord (and the mouse's own, by element and by point, which
+	// MiniWoB++'s pages need). Empty: the suite's, bid for builtin and
+	// bid+coord otherwise. Published weights carry their own.
+	ActionSet string
 	// Loop is the RL loop: async (actors never wait for the learner, the
 	// learner never waits for a batch) or sync (the classic on-policy loop:
 	// each batch of episodes, one per executor, acts with one version;
@@ -158,6 +165,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	fs.IntVar(&c.RecorderFrameSample, "recorder-frame-sample", 20, "the recorder stores the frames of every greedy (evaluation) episode and of 1 in this many training episodes in ClickHouse's frames table, for the dashboard's episode view; 0: greedy only, -1: none (env "+envName("recorder-frame-sample")+")")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
+	str(&c.ActionSet, "action-set", "", "action space of a fresh policy: bid (noop, click, fill, select_option, scroll, press, go_back, send_msg_to_user) or bid+coord (and dblclick, hover, mouse_click, mouse_move, mouse_drag_and_drop); empty: the suite's (bid for builtin, bid+coord for miniwob and all)")
 	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")
 	str(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -291,6 +299,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("invalid -suite: %w", err)
 	}
 	c.Suite = string(suite)
+	set := action.SetBidCoord
+	if suite == catalog.SuiteBuiltin {
+		set = action.SetBid
+	}
+	if c.ActionSet != "" {
+		if set, err = action.ParseSet(c.ActionSet); err != nil {
+			return fmt.Errorf("invalid -action-set: %w", err)
+		}
+	}
+	c.ActionSet = string(set)
 	if c.Webenv.Split != "" {
 		if _, err := catalog.ParseSplit(c.Webenv.Split); err != nil {
 			return fmt.Errorf("invalid -webenv-split: %w", err)
@@ -332,6 +350,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Any("brokers", c.Brokers),
 		slog.String("topic_prefix", c.TopicPrefix),
 		slog.String("suite", c.Suite),
+		slog.String("action_set", c.ActionSet),
 		slog.String("loop", c.Loop),
 		slog.String("kafka_sasl", c.Kafka.SASLMechanism),
 		slog.String("kafka_sasl_user", c.Kafka.SASLUser),

@@ -27,6 +27,20 @@ func won(t *testing.T, what string, r *StepResult) {
 	}
 }
 
+// gridCoordinateClick is grid-coordinate's scripted solution: the page
+// draws point (x, y) at (30(x+2)+15, 30(2−y)+15) of its SVG, so the solver
+// reads where the SVG is, not the circle.
+func gridCoordinateClick(t *testing.T, e *Env, obs *Observation) Action {
+	t.Helper()
+	var gx, gy int
+	if _, err := fmt.Sscanf(between(t, obs.Instruction, "Click on the grid coordinate ", "."), "(%d,%d)", &gx, &gy); err != nil {
+		t.Fatalf("instruction %q: %v", obs.Instruction, err)
+	}
+	var svg struct{ Left, Top float64 }
+	pageJS(t, e, `(() => { const r = document.querySelector('svg').getBoundingClientRect(); return {left: r.left, top: r.top}; })()`, &svg)
+	return Action{Type: MouseClick, X: svg.Left + float64(30*(gx+2)+15), Y: svg.Top + float64(30*(2-gy)+15)}
+}
+
 // TestIntegrationMiniWoBMouseActions: the actions of issue 37 on the
 // benchmark's own pages in real Chromium. Scripted solvers win grid-coordinate
 // with a point click (no element is named), drag-box with a drag from one
@@ -40,15 +54,7 @@ func TestIntegrationMiniWoBMouseActions(t *testing.T) {
 	t.Run("grid-coordinate by mouse_click", func(t *testing.T) {
 		for seed := int64(1); seed <= seeds; seed++ {
 			obs := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "grid-coordinate", Seed: seed})
-			var gx, gy int
-			if _, err := fmt.Sscanf(between(t, obs.Instruction, "Click on the grid coordinate ", "."), "(%d,%d)", &gx, &gy); err != nil {
-				t.Fatalf("instruction %q: %v", obs.Instruction, err)
-			}
-			// The page draws point (x, y) at (30(x+2)+15, 30(2−y)+15) of
-			// its SVG: the solver reads where the SVG is, not the circle.
-			var svg struct{ Left, Top float64 }
-			pageJS(t, e, `(() => { const r = document.querySelector('svg').getBoundingClientRect(); return {left: r.left, top: r.top}; })()`, &svg)
-			a := Action{Type: MouseClick, X: svg.Left + float64(30*(gx+2)+15), Y: svg.Top + float64(30*(2-gy)+15)}
+			a := gridCoordinateClick(t, e, obs)
 			won(t, fmt.Sprintf("seed %d %s", seed, a), step(t, e, a.String()))
 		}
 	})

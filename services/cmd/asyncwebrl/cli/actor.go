@@ -6,8 +6,10 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
@@ -30,7 +32,14 @@ func newActor(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 	}
+	// The random-init policy acts in the run's action space, as the
+	// learner's first version will (config resolved -action-set).
+	initial, err := policy.InitialONNX(policy.ArchitectureFor(action.Set(d.cfg.ActionSet)))
+	if err != nil {
+		return nil, err
+	}
 	opts := []actor.Option{
+		actor.WithInitialONNX(initial),
 		actor.WithShaping(shaping),
 		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),

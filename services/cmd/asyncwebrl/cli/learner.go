@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 )
 
@@ -37,6 +39,7 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithPolicyName(policyName),
 		learner.WithInstanceID(d.cfg.InstanceID),
 		learner.WithHyper(hp),
+		learner.WithArchitecture(policy.ArchitectureFor(action.Set(d.cfg.ActionSet))),
 		learner.WithSampling(sampling),
 		learner.WithMaxPolicyLag(l.MaxPolicyLag),
 		learner.WithMaxStaleness(l.MaxStaleness),

@@ -18,6 +18,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/policyaudit"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -109,7 +110,7 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	onnx, version := w.GetOnnx(), w.GetVersion()
 	if w == nil {
 		log.Warn("no published version of the policy; using the initial architecture", "policy", name, "topic", cat.Name(topics.Weights))
-		arch := policy.DefaultArchitecture()
+		arch := policy.ArchitectureFor(action.Set(cfg.ActionSet))
 		if onnx, err = policy.InitialONNX(arch); err != nil {
 			return err
 		}
@@ -204,7 +205,7 @@ func runOnce(onnx []byte, batch *policy.Batch) ([]policy.Input, error) {
 	arch := sess.Arch()
 	B := int64(batch.Size)
 	specs := arch.OutputSpecs()
-	data := [][]float32{out.TypeLogits, out.ElemLogits, out.CandLogits, out.Value}
+	data := [][]float32{out.TypeLogits, out.ElemLogits, out.CandLogits, out.Value, out.PointLogits, out.PointOffsets}
 	res := make([]policy.Input, len(specs))
 	for i, s := range specs {
 		res[i] = policy.Input{Name: "go_" + s.Name, Shape: append([]int64{B}, s.Shape...), F32: data[i]}

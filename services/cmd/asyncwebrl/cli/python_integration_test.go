@@ -406,7 +406,7 @@ func TestIntegrationPythonPolicy(t *testing.T) {
 		}
 		defer srv.Close(context.Background())
 		a := srv.Arch()
-		res := make([][]float32, 4) // type, elem, cand, value: batch-major
+		res := make([][]float32, 6) // type, elem, cand, value, point, offsets: batch-major
 		for _, o := range obs {
 			f, err := a.Featurize(o)
 			if err != nil {
@@ -420,6 +420,8 @@ func TestIntegrationPythonPolicy(t *testing.T) {
 			res[1] = append(res[1], r.ElemLogits...)
 			res[2] = append(res[2], r.CandLogits...)
 			res[3] = append(res[3], r.Value)
+			res[4] = append(res[4], r.PointLogits...)
+			res[5] = append(res[5], r.PointOffsets...)
 		}
 		return res
 	}
@@ -435,7 +437,7 @@ func TestIntegrationPythonPolicy(t *testing.T) {
 	}
 	newest, older := goOutputs(models[2], 2), goOutputs(models[1], 1)
 	worst, toOlder := 0.0, 0.0
-	for i, name := range []string{policy.OutTypeLogits, policy.OutElemLogits, policy.OutCandLogits, policy.OutValue} {
+	for i, name := range []string{policy.OutTypeLogits, policy.OutElemLogits, policy.OutCandLogits, policy.OutValue, policy.OutPointLogits, policy.OutPointOffsets} {
 		o, ok := got.Outputs[name]
 		if !ok || o.Shape[0] != len(obs) {
 			t.Fatalf("python output %s: %+v, want a batch of %d", name, o.Shape, len(obs))

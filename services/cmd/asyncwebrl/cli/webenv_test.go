@@ -15,7 +15,7 @@ func TestWebenvFamiliesSuite(t *testing.T) {
 		want, lack string
 	}{
 		{[]string{"webenv", "families"}, "", exitOK, "click-button ", "miniwob/"},
-		{[]string{"webenv", "families", "--suite", "miniwob"}, "", exitOK, "no: needs drag", "TRAIN SITES"},
+		{[]string{"webenv", "families", "--suite", "miniwob"}, "", exitOK, "no: needs a curved mouse path", "TRAIN SITES"},
 		{[]string{"webenv", "families", "-suite=all", "-format", "json"}, "", exitOK, `"name": "miniwob/click-test"`, "TASK"},
 		{[]string{"webenv", "families"}, "miniwob", exitOK, "130 tasks of miniwob", "TRAIN SITES"},
 		{[]string{"webenv", "families", "--suite", "miniwob++"}, "", exitUsage, "invalid -suite", ""},

@@ -30,7 +30,7 @@ func TestEvalGroups(t *testing.T) {
 		{"tiers named beat max tier", []string{"-suite=miniwob", "-max-tier=easy"}, "", "medium", "medium:miniwob"},
 		{"tasks", []string{"--suite", "miniwob"}, "click-test,miniwob/enter-text,login-user,email-inbox-reply", "", "easy:3 medium:1"},
 		{"tasks of all", []string{"-suite=all"}, "click-button,miniwob/click-button", "hard", "easy:2"},
-		{"unsupported task", []string{"--suite", "miniwob"}, "click-test,drag-box", "", "invalid --tasks: task miniwob/drag-box is not supported by the action space: needs drag"},
+		{"unsupported task", []string{"--suite", "miniwob"}, "click-test,draw-circle", "", "invalid --tasks: task miniwob/draw-circle is not supported by the action space: needs a curved mouse path"},
 		{"task of another suite", nil, "click-test", "", "task miniwob/click-test is not in suite builtin"},
 		{"unknown task", nil, "no-such-task", "", "invalid --tasks: unknown task"},
 		{"miniwob task in builtin", nil, "miniwob/click-test", "", "not in suite builtin"},
@@ -86,7 +86,7 @@ func TestEvalFlagsRejected(t *testing.T) {
 	ctx := t.Context()
 	for _, args := range [][]string{
 		{"--suite", "miniwob++"},
-		{"--suite", "miniwob", "--tasks", "drag-box"},
+		{"--suite", "miniwob", "--tasks", "draw-circle"},
 		{"--suite", "miniwob", "--tasks", "no-such-task"},
 		{"--tasks", ","},
 		{"--tiers", "easy,impossible"},
