@@ -23,12 +23,7 @@ func TestIntegrationReadRecordsBack(t *testing.T) {
 	topic, newClient, adm := kc.Catalog.Name(topics.Obs), kc.NewClient, kadm.NewClient(kc.Admin)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	prod := kc.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	for i := range 6 {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produceAlternating(ctx, t, kc, topic, 6)
 	// Partition 0 holds v0 v2 v4 at offsets 0 1 2; partition 1 v1 v3 v5.
 	want := []joiner.Source{{Topic: topic, Partition: 0, Offset: 2}, {Topic: topic, Partition: 1, Offset: 0}, {Topic: topic, Partition: 1, Offset: 2}}
 	got := map[string]string{}

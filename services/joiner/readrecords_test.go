@@ -16,6 +16,18 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
+// produceAlternating writes values v0..v(n-1) to partitions 0 and 1 in
+// turn: partition 0 holds v0 v2 ... at offsets 0 1 ..., partition 1 v1 v3 ....
+func produceAlternating(ctx context.Context, t *testing.T, kc *kafkatest.Cluster, topic string, n int) {
+	t.Helper()
+	prod := kc.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range n {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestReadRecordsRidesOutMovingLeaders: during a broker fault a client's
 // ListOffsets can fail whole (TestIntegrationDrill's joiner exited on
 // "request ListOffsets has 1 separate shard errors, first: unable to dial
@@ -29,12 +41,7 @@ func TestReadRecordsRidesOutMovingLeaders(t *testing.T) {
 	topic := kc.Catalog.Name(topics.Obs)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	prod := kc.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	for i := range 4 {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produceAlternating(ctx, t, kc, topic, 4)
 	var refused atomic.Int32
 	kc.Fake.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		kc.Fake.KeepControl()
