@@ -430,7 +430,7 @@
 
   // domClick clicks el with a DOM click event (S.point's last resort).
   S.domClick = function (bid) {
-    if (window.WOB_DONE_GLOBAL) throw new Error('the episode is over (' + (window.WOB_REWARD_REASON || 'done') + '): nothing is clicked');
+    over();
     find(bid).click();
     return true;
   };
