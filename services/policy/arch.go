@@ -58,7 +58,8 @@ type Architecture struct {
 	// PointSubdivisions is S: the point head refines its cell to one of
 	// S x S sub-cells (an offset), so a point is one of G·S² positions
 	// (default 4: 64x64 positions, about 2.5x3.3 CSS pixels of a MiniWoB++
-	// page, fine enough to select text to the glyph).
+	// page: grid-coordinate's 6-pixel points are hit, a glyph-exact text
+	// selection not on every layout).
 	PointSubdivisions int `json:"point_subdivisions"`
 	// PointHidden is the width of a cell's row in the point head (G rows
 	// of it: the head's cost), narrower than Hidden.
