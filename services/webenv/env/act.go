@@ -16,6 +16,15 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
 
+// A click waits up to hitWait after each of hitTries moves for its element
+// to be under the pointer and hovered (about 250 ms in all, what a page's
+// hover takes to settle: social-media's first hover of an icon in a new
+// document takes ~260 ms with one move, a few ms with a second).
+const (
+	hitTries = 5
+	hitWait  = 50 * time.Millisecond
+)
+
 // act executes one action on the page. With before non-nil, a click sets
 // it to the page's fingerprint from before the click (agent.js's point reads
 // it in the round trip that aims).
@@ -39,19 +48,31 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 			// point says why).
 			return e.eval(ctx, `window.__wob.domClick(`+js(a.BID)+`)`, nil)
 		}
-		if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: pt.X, Y: pt.Y}); err != nil {
-			return err
-		}
 		// The hover may change the layout under the pointer (agent.js's
-		// waitHit says how): press once the element is back under it, and
-		// re-aim when it never comes back.
-		var back bool
-		if err := e.eval(ctx, fmt.Sprintf(`window.__wob.waitHit(%s, %g, %g, 250)`, js(a.BID), pt.X, pt.Y), &back); err != nil {
-			return err
-		}
-		if back {
-			// The pointer is on the element already: press and release.
-			return e.press(ctx, pt.X, pt.Y)
+		// waitHit says how): press once the element is under the pointer
+		// and hovered. A hover left stale by a layout change is refreshed
+		// only by the next move, so each wait is short and the pointer
+		// moves again, re-aimed where the element now is (or where it was,
+		// while no point reaches it: a hover flicker shrinks it to
+		// nothing). After the last wait the click aims once more and
+		// presses.
+		for try := 0; try < hitTries; try++ {
+			if err := e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: pt.X, Y: pt.Y}); err != nil {
+				return err
+			}
+			var back bool
+			if err := e.eval(ctx, fmt.Sprintf(`window.__wob.waitHit(%s, %g, %g, %d)`, js(a.BID), pt.X, pt.Y, hitWait.Milliseconds()), &back); err != nil {
+				return err
+			}
+			if back {
+				return e.press(ctx, pt.X, pt.Y)
+			}
+			// An element aim finds nowhere (or invisible) now may be
+			// mid-flicker: the last point stays until the final aim.
+			again := pt
+			if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`, false)`, &again); err == nil && !again.DOM {
+				pt = again
+			}
 		}
 		if err := e.eval(ctx, `window.__wob.point(`+js(a.BID)+`, false)`, &pt); err != nil {
 			return err

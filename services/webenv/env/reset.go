@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -82,6 +83,12 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 		}
 	}
 	if err := e.setViewport(c, vp); err != nil {
+		return nil, err
+	}
+	// The pointer leaves the page: an episode's first observation does not
+	// depend on where the last one's last action left it (a hover that
+	// swaps an image shrinks the element it rests on).
+	if err := e.mouse(c, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: -1, Y: -1}); err != nil {
 		return nil, err
 	}
 	// The reference harnesses' start: end whatever runs, seed, start.

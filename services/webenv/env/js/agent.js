@@ -409,19 +409,28 @@
   // descendants (a label's click reaches its control).
   function hits(el, x, y) {
     var h = document.elementFromPoint(x, y);
-    return !!h && (el === h || el.contains(h) || (h.tagName === 'LABEL' && h.control === el));
+    return !!h && reaches(el, h);
   }
 
-  // waitHit resolves true once a click at (x, y) reaches element bid, or
+  // reaches says whether a press on h (what is at the point) reaches el.
+  function reaches(el, h) {
+    return el === h || el.contains(h) || (h.tagName === 'LABEL' && h.control === el);
+  }
+
+  // waitHit resolves true once a press at (x, y) reaches element bid, or
   // false after timeoutMs. Hovering can change what is under the pointer:
-  // social-media swaps an icon's image on :hover, and the icon has no width
-  // until the new image loads, so a press right after the move lands on
-  // the icon's parent.
+  // social-media swaps an icon's image on :hover, and in a new document the
+  // swapped-in image has no size for a few milliseconds, so the icon
+  // shrinks from under the pointer, loses the hover, grows back and
+  // flickers so, frame by frame, until the image is there. An element that
+  // is under the pointer and not yet hovered may be in such a flicker; one
+  // that is under it and hovered shows what the press will meet.
   S.waitHit = function (bid, x, y, timeoutMs) {
     var el = find(bid), t0 = performance.now();
     return new Promise(function (resolve) {
       (function check() {
-        if (hits(el, x, y)) resolve(true);
+        var h = document.elementFromPoint(x, y);
+        if (h && reaches(el, h) && h.matches(':hover')) resolve(true);
         else if (performance.now() - t0 >= timeoutMs) resolve(false);
         else setTimeout(check, 5);
       })();
