@@ -17,7 +17,9 @@ import (
 )
 
 // loopFixture is a kfake cluster with one topic of n records and a consumer
-// of it.
+// of it. setup (nil: none) runs before the consumer exists: a client
+// consuming topics fetches from its start, so a fetch control installed
+// after it may come after the records were fetched.
 type loopFixture struct {
 	c  *kafkatest.Cluster
 	cl *kgo.Client
@@ -25,7 +27,7 @@ type loopFixture struct {
 
 const loopTopic = "loop"
 
-func newLoopFixture(t *testing.T, n int, opts ...kgo.Opt) *loopFixture {
+func newLoopFixture(t *testing.T, n int, setup func(*loopFixture), opts ...kgo.Opt) *loopFixture {
 	t.Helper()
 	c := kafkatest.StartFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -39,8 +41,13 @@ func newLoopFixture(t *testing.T, n int, opts ...kgo.Opt) *loopFixture {
 			t.Fatal(err)
 		}
 	}
+	f := &loopFixture{c: c}
+	if setup != nil {
+		setup(f)
+	}
 	opts = append([]kgo.Opt{kgo.ConsumeTopics(loopTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)
-	return &loopFixture{c: c, cl: c.Client(t, opts...)}
+	f.cl = c.Client(t, opts...)
+	return f
 }
 
 // failFetches answers the next n fetches with code on every partition.
@@ -95,8 +102,9 @@ func fastBackoff() *backoff.Backoff {
 func TestLoopRetryableError(t *testing.T) {
 	// Retryable errors reach the poll only when the client keeps them; by
 	// default franz-go retries them itself, unseen.
-	f := newLoopFixture(t, 5, kgo.KeepRetryableFetchErrors())
-	answered := f.failFetches(3, kerr.NotLeaderForPartition.Code)
+	var answered *atomic.Int32
+	f := newLoopFixture(t, 5, func(f *loopFixture) { answered = f.failFetches(3, kerr.NotLeaderForPartition.Code) },
+		kgo.KeepRetryableFetchErrors())
 	var got, retries atomic.Int32
 	l := &Loop{Name: "test", Poller: f.cl, Handle: collect(&got, 5), Backoff: fastBackoff(),
 		OnRetry: func(string, int32, error) { retries.Add(1) }}
@@ -116,8 +124,7 @@ func TestLoopRetryableError(t *testing.T) {
 // TestLoopFatalError: a fetch error that retrying cannot fix ends the loop
 // with a *FetchError naming the partition, and nothing is handed over.
 func TestLoopFatalError(t *testing.T) {
-	f := newLoopFixture(t, 5)
-	f.failFetches(1000, kerr.TopicAuthorizationFailed.Code)
+	f := newLoopFixture(t, 5, func(f *loopFixture) { f.failFetches(1000, kerr.TopicAuthorizationFailed.Code) })
 	var got atomic.Int32
 	l := &Loop{Name: "test", Poller: f.cl, Handle: collect(&got, 5), Backoff: fastBackoff()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -137,7 +144,7 @@ func TestLoopFatalError(t *testing.T) {
 
 // TestLoopClosedClient: closing the client ends the loop without an error.
 func TestLoopClosedClient(t *testing.T) {
-	f := newLoopFixture(t, 0)
+	f := newLoopFixture(t, 0, nil)
 	done := make(chan error, 1)
 	polling := make(chan struct{})
 	var once atomic.Bool
@@ -164,7 +171,7 @@ func TestLoopClosedClient(t *testing.T) {
 // loop without an error and without handing anything over, so nothing is
 // marked for commit; the records stay for the group's next owner.
 func TestLoopStopDuringPoll(t *testing.T) {
-	f := newLoopFixture(t, 0, kgo.ConsumerGroup("g"), kgo.DisableAutoCommit())
+	f := newLoopFixture(t, 0, nil, kgo.ConsumerGroup("g"), kgo.DisableAutoCommit())
 	ctx, cancel := context.WithCancel(context.Background())
 	var handled atomic.Int32
 	l := &Loop{Name: "test", Poller: f.cl, Handle: func(context.Context, kgo.Fetches) error {
@@ -191,7 +198,7 @@ func TestLoopStopDuringPoll(t *testing.T) {
 // TestLoopHandleError: Handle's own error ends the loop and comes back
 // unchanged.
 func TestLoopHandleError(t *testing.T) {
-	f := newLoopFixture(t, 1)
+	f := newLoopFixture(t, 1, nil)
 	boom := errors.New("boom")
 	l := &Loop{Name: "test", Poller: f.cl, Handle: func(context.Context, kgo.Fetches) error { return boom }}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
