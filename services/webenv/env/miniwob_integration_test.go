@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,24 +17,6 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
-
-// miniwobDir is where infra/setup.sh unpacked the benchmark's pages: the
-// -miniwob-dir variable, else <run dir>/miniwob/html.
-func miniwobDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("ASYNCWEBRL_MINIWOB_DIR")
-	if dir == "" {
-		run := os.Getenv("ASYNCWEBRL_RUN_DIR")
-		if run == "" {
-			run = filepath.Join("..", "..", "..", ".run")
-		}
-		dir = filepath.Join(run, "miniwob", "html")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "miniwob", "click-test.html")); err != nil {
-		t.Fatalf("no MiniWoB++ pages in %s: run `make setup` (or infra/setup.sh miniwob) to fetch miniwob==%s, or set ASYNCWEBRL_MINIWOB_DIR", dir, catalog.MiniWoBVersion)
-	}
-	return dir
-}
 
 // pageCounter counts the GETs of each path, to tell a reused page from a
 // reloaded one.
@@ -80,9 +60,6 @@ func between(t *testing.T, s, prefix, suffix string) string {
 	return mid
 }
 
-// solver plays one episode through the env API and returns the last step.
-type solver func(t *testing.T, e *Env, obs *Observation) *StepResult
-
 // by acts on the first element that a CSS selector finds.
 func by(t *testing.T, e *Env, css string, a Action) *StepResult {
 	t.Helper()
@@ -93,53 +70,23 @@ func by(t *testing.T, e *Env, css string, a Action) *StepResult {
 		t.Fatal(err)
 	}
 	a.BID = bid
-	return solverStep(t, a, func() *StepResult {
-		r, err := e.Step(ctx, a)
-		if err != nil {
-			t.Fatalf("%s: %v", a, err)
-		}
-		if r.Info.Error != "" {
-			t.Fatalf("%s on %s: %s", a, css, r.Info.Error)
-		}
-		return r
-	})
+	r, err := e.Step(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if r.Info.Error != "" {
+		t.Fatalf("%s on %s: %s", a, css, r.Info.Error)
+	}
+	return r
 }
 
 // on acts on the element of obs with a role and a text.
 func on(t *testing.T, e *Env, obs *Observation, role, text string, a Action) *StepResult {
 	t.Helper()
 	a.BID = find(t, obs, role, text).BID
-	return solverStep(t, a, func() *StepResult {
-		r := step(t, e, a.String())
-		if r.Info.Error != "" {
-			t.Fatalf("%s: %s", a, r.Info.Error)
-		}
-		return r
-	})
-}
-
-// solverWatch, when set, is shown every action a solver takes with the
-// observation the agent would take it from (the newest one), before the
-// action is stepped: TestIntegrationMiniWoBHeads checks that the policy's
-// heads can express it. Tests using it do not run in parallel.
-var solverWatch *watch
-
-// watch holds the newest observation of an episode and what to do with
-// each action.
-type watch struct {
-	obs   *Observation
-	check func(t *testing.T, obs *Observation, a Action)
-}
-
-// solverStep shows a to solverWatch, then runs the step.
-func solverStep(t *testing.T, a Action, run func() *StepResult) *StepResult {
-	t.Helper()
-	if w := solverWatch; w != nil {
-		w.check(t, w.obs, a)
-	}
-	r := run()
-	if w := solverWatch; w != nil && r.Obs != nil {
-		w.obs = r.Obs
+	r := step(t, e, a.String())
+	if r.Info.Error != "" {
+		t.Fatalf("%s: %s", a, r.Info.Error)
 	}
 	return r
 }
@@ -148,66 +95,12 @@ var click = Action{Type: Click}
 
 func fill(s string) Action { return Action{Type: Fill, Text: s} }
 
-// The scripted solvers of issue 16's acceptance tasks: test code only, each
-// reading the instruction and acting with BrowserGym actions.
-var miniwobSolvers = map[string]solver{
-	"click-test": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		return by(t, e, "#subbtn", click)
-	},
-	"click-button": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		return on(t, e, obs, "button", quoted(obs.Instruction)[0], click)
-	},
-	"click-link": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		return on(t, e, obs, "", quoted(obs.Instruction)[0], click)
-	},
-	"click-dialog": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		return by(t, e, "button.ui-dialog-titlebar-close", click)
-	},
-	"click-checkboxes": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		names := between(t, obs.Instruction, "Select ", " and click Submit.")
-		if names != "nothing" {
-			for _, n := range strings.Split(names, ", ") {
-				on(t, e, obs, "checkbox", n, click)
-			}
-		}
-		return on(t, e, obs, "button", "Submit", click)
-	},
-	"click-option": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		on(t, e, obs, "radio", between(t, obs.Instruction, "Select ", " and click Submit."), click)
-		return on(t, e, obs, "button", "Submit", click)
-	},
-	"focus-text": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		return by(t, e, "#tt", click)
-	},
-	"enter-text": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		by(t, e, "#tt", fill(quoted(obs.Instruction)[0]))
-		return by(t, e, "#subbtn", click)
-	},
-	"enter-password": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		pw := quoted(obs.Instruction)[0]
-		by(t, e, "#password", fill(pw))
-		by(t, e, "#verify", fill(pw))
-		return by(t, e, "#subbtn", click)
-	},
-	"login-user": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		q := quoted(obs.Instruction)
-		by(t, e, "#username", fill(q[0]))
-		by(t, e, "#password", fill(q[1]))
-		return by(t, e, "#subbtn", click)
-	},
-	"choose-list": func(t *testing.T, e *Env, obs *Observation) *StepResult {
-		item := between(t, obs.Instruction, "Select ", " from the list and click Submit.")
-		by(t, e, "#options", Action{Type: SelectOption, Options: []string{item}})
-		return on(t, e, obs, "button", "Submit", click)
-	},
-}
-
 // miniwobEnv serves the MiniWoB++ suite and opens an env on it in a real
 // browser, counting the pages' GETs.
 func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 	t.Helper()
 	testenv.Integration(t)
-	dir := miniwobDir(t)
+	dir := testenv.MiniWoBDir(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := webenv.New(webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(dir), webenv.WithLogger(quiet))
 	if err != nil {
@@ -231,33 +124,10 @@ func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 	return e, pages
 }
 
-// acceptanceTasks are issue 16's acceptance tasks.
-var acceptanceTasks = []string{"click-test", "click-button", "click-link", "click-dialog", "click-checkboxes",
-	"click-option", "focus-text", "enter-text", "enter-password", "login-user", "choose-list"}
-
 // TestIntegrationMiniWoB drives the benchmark's own pages, served as
 // published, in real Chromium (issue 16's protocol test).
 func TestIntegrationMiniWoB(t *testing.T) {
 	e, pages := miniwobEnv(t)
-
-	t.Run("scripted solvers succeed", func(t *testing.T) {
-		for _, name := range acceptanceTasks {
-			t.Run(name, func(t *testing.T) {
-				for seed := int64(1); seed <= 4; seed++ {
-					task := TaskRef{Family: catalog.MiniWoBPrefix + name, Seed: seed}
-					obs := reset(t, e, task)
-					if obs.Instruction == "" || len(obs.Elements) == 0 {
-						t.Fatalf("seed %d: instruction %q, %d elements", seed, obs.Instruction, len(obs.Elements))
-					}
-					r := miniwobSolvers[name](t, e, obs)
-					i := r.Info
-					if !r.Done || i.Raw != 1 || !i.Success || i.TimedOut || i.Decayed <= 0 || i.Decayed > 1 || r.Reward != 1 {
-						t.Fatalf("seed %d %q: done %v reward %v info %+v", seed, obs.Instruction, r.Done, r.Reward, i)
-					}
-				}
-			})
-		}
-	})
 
 	t.Run("an element no scroll brings into the viewport is clicked through the DOM", func(t *testing.T) {
 		// click-dialog places its close button at negative x on these

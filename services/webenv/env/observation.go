@@ -25,6 +25,11 @@ type Box struct {
 	H int `json:"h"`
 }
 
+// Center is the box's centre.
+func (b Box) Center() (x, y float64) {
+	return float64(b.X) + float64(b.W)/2, float64(b.Y) + float64(b.H)/2
+}
+
 // Element is one interactive element of the page.
 type Element struct {
 	BID        string   `json:"bid"`

@@ -110,6 +110,16 @@ func (e *Env) Observe(ctx context.Context) (*Observation, error) {
 	return obs, err
 }
 
+// Read evaluates a JavaScript expression in the page and decodes its value
+// into out, without acting. Scripted solvers read with it what a person
+// reads off the screen and the observation does not carry (where a drawing
+// sits, a glyph's box).
+func (e *Env) Read(ctx context.Context, js string, out any) error {
+	c, cancel := e.bind(ctx)
+	defer cancel()
+	return e.eval(c, js, out)
+}
+
 // QueryBID returns the bid of the first visible element that matches a CSS
 // selector, waiting up to wait for one to appear. It reads the page only (the
 // oracle finds its targets with it, then acts through Step).

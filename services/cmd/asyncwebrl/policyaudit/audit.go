@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,22 +24,26 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
 )
 
 // Usage is the command's help.
-const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--seeds N] [--families a,b] [--memory-steps K] [--strict]
+const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--seeds N] [--families a,b] [--memory-steps K] [--miniwob-dir D] [--strict]
   Replays every task's scripted solution in real Chromium as a demonstration
   takes it, shows each page to the policy as an actor does, and asks the
-  policy's heads (the default architecture) for each step. Prints, per task,
-  the steps taken and those the heads cannot express, with the reasons.
-  MiniWoB++ tasks have no scripted solution outside the tests yet: they are
-  listed as "no solution".
+  policy's heads (the default architecture with every action type) for each
+  step. Prints, per task, the steps taken and those the heads cannot
+  express, with the reasons. A MiniWoB++ task without a scripted solver
+  (oracle.SolvedTasks) is listed as "no solution".
   --suite S      tasks of suite S (default builtin)
-  --seeds N      episodes per family, seeds 1..N on its test site (default 2)
+  --seeds N      episodes per family, seeds 1..N (a built-in family's on its
+                 test site; MiniWoB++ test seeds) (default 2)
   --families L   only these families (comma list)
   --memory-steps K  past steps each page remembers, as an actor's
                  (default 4; 0: no memory, so text read on an earlier
                  page cannot be copied)
+  --miniwob-dir D  the MiniWoB++ html tree (default $ASYNCWEBRL_MINIWOB_DIR,
+                 else .run/miniwob/html, filled by make setup)
   --strict       exit 1 when a step cannot be expressed
 `
 
@@ -72,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, Usage)
 		return nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families", "memory-steps"}, []string{"strict"})
+	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families", "memory-steps", "miniwob-dir"}, []string{"strict"})
 	if err != nil {
 		return cmdkit.Usage(err)
 	}
@@ -101,7 +107,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			return cmdkit.Usage(err)
 		}
 	}
-	findings, err := Audit(ctx, fams, seeds, memory, func(s string) { fmt.Fprintln(stdout, s) })
+	dir := vals["miniwob-dir"]
+	if dir == "" {
+		if dir = os.Getenv("ASYNCWEBRL_MINIWOB_DIR"); dir == "" {
+			dir = filepath.Join(".run", "miniwob", "html")
+		}
+	}
+	findings, err := Audit(ctx, Options{Families: fams, Seeds: seeds, Memory: memory, MiniWoBDir: dir}, func(s string) { fmt.Fprintln(stdout, s) })
 	if err != nil {
 		return err
 	}
@@ -118,12 +130,30 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// Audit replays the families' solutions (seeds 1..seeds on each built-in
-// family's test site) through one browser, each page remembering memory
-// past steps as an actor's would.
-func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds, memory int, progress func(string)) ([]Finding, error) {
+// Options are an audit's settings.
+type Options struct {
+	Families []catalog.FamilyInfo
+	// Seeds: episodes per family, seeds 1..Seeds (a built-in family's on
+	// its test site, a MiniWoB++ task's test seeds).
+	Seeds int
+	// Memory: past steps each page remembers, as an actor's.
+	Memory int
+	// MiniWoBDir: the MiniWoB++ html tree, needed when a family is one.
+	MiniWoBDir string
+}
+
+// Audit replays the families' solutions through one browser, each page
+// remembering o.Memory past steps as an actor's would.
+func Audit(ctx context.Context, o Options, progress func(string)) ([]Finding, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(quiet))
+	suite := catalog.SuiteBuiltin
+	for _, f := range o.Families {
+		if catalog.IsMiniWoB(f.Name) {
+			suite = catalog.SuiteAll
+		}
+	}
+	srv, err := webenv.New(webenv.WithAddr("127.0.0.1:0"), webenv.WithSplit(catalog.SplitAll), webenv.WithLogger(quiet),
+		webenv.WithSuite(suite), webenv.WithMiniWoBDir(o.MiniWoBDir))
 	if err != nil {
 		return nil, err
 	}
@@ -143,18 +173,24 @@ func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds, memory int, pr
 	defer func() { _ = e.Close() }()
 	arch := policy.DefaultArchitecture()
 	var out []Finding
-	for _, f := range fams {
+	for _, f := range o.Families {
 		fd := Finding{Family: f.Name, Tier: f.Tier, Inexpressible: map[string]int{}}
-		if catalog.IsMiniWoB(f.Name) {
+		miniwob := catalog.IsMiniWoB(f.Name)
+		if _, ok := oracle.SolverFor(f.Name); miniwob && !ok {
 			fd.Problem = "no solution"
 			out = append(out, fd)
 			continue
 		}
 		t0 := time.Now()
-		for seed := int64(1); seed <= int64(seeds); seed++ {
-			task := env.TaskRef{Family: f.Name, Site: catalog.HeldOutSite(f), Seed: seed}
+		for seed := int64(1); seed <= int64(o.Seeds); seed++ {
 			fd.Episodes++
-			if err := replay(ctx, e, &arch, task, memory, &fd); err != nil {
+			var err error
+			if miniwob {
+				err = replayMiniWoB(ctx, e, &arch, env.TaskRef{Family: f.Name, Seed: catalog.MiniWoBTestSeedFirst + seed - 1}, o.Memory, &fd)
+			} else {
+				err = replay(ctx, e, &arch, env.TaskRef{Family: f.Name, Site: catalog.HeldOutSite(f), Seed: seed}, o.Memory, &fd)
+			}
+			if err != nil {
 				fd.Problem = err.Error()
 				break
 			}
@@ -167,8 +203,85 @@ func Audit(ctx context.Context, fams []catalog.FamilyInfo, seeds, memory int, pr
 	return out, nil
 }
 
-// replay plays one episode of the scripted solution, asking the heads for
-// every step.
+// stepper takes a solution's steps as the audit does: it shows each page to
+// the policy as an actor does (with the actor's memory), asks the heads for
+// the step, and steps their version of it, or the scripted one when they
+// cannot express it (counted in fd).
+type stepper struct {
+	e    *env.Env
+	arch *policy.Architecture
+	fd   *Finding
+	mem  *actor.Memory
+	obs  *env.Observation
+	t    uint32
+	seed int64
+}
+
+func newStepper(e *env.Env, arch *policy.Architecture, obs *env.Observation, memory int, fd *Finding, seed int64) *stepper {
+	// The memory an actor's observations carry (Observation.memory): a
+	// value read pages ago is copied from there.
+	return &stepper{e: e, arch: arch, fd: fd, mem: actor.NewMemory(memory), obs: obs, seed: seed}
+}
+
+// step takes a; an episode it ends in success counts as won.
+func (s *stepper) step(ctx context.Context, a env.Action) (*env.StepResult, error) {
+	s.fd.Steps++
+	ev, err := actor.ObservationEvent(s.obs)
+	if err != nil {
+		s.fd.Inexpressible["the page cannot be encoded: "+err.Error()]++
+		return s.e.Step(ctx, a)
+	}
+	s.mem.Recall(ev)
+	// Points travel in wire-frame pixels (the actor scales them back).
+	scale := 1.0
+	if ev.GetWidth() > 0 && s.obs.Viewport.W > 0 {
+		scale = float64(ev.GetWidth()) / float64(s.obs.Viewport.W)
+	}
+	act, err := action.ToProto(scaled(a, scale))
+	if err != nil {
+		s.fd.Inexpressible["the events cannot carry "+string(a.Type)]++
+		return s.e.Step(ctx, a)
+	}
+	own, reason := expressed(s.arch, ev, a, act)
+	if reason != "" {
+		s.fd.Inexpressible[reason]++
+	} else {
+		a, act = scaled(own, 1/scale), nil // the policy's version of the step
+	}
+	r, err := s.e.Step(ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("seed %d step %s: %w", s.seed, a, err)
+	}
+	if r.Info.Error != "" {
+		return r, nil
+	}
+	if act == nil {
+		if act, err = action.ToProto(scaled(a, scale)); err != nil {
+			return nil, err
+		}
+	}
+	s.mem.Remember(s.t, act, ev, r.Reward)
+	s.t++
+	if r.Obs != nil {
+		s.obs = r.Obs
+	}
+	if r.Done && r.Info.Success {
+		s.fd.Won++
+	}
+	return r, nil
+}
+
+// scaled is a with its points (a point action's, or a scroll's at a point)
+// times s.
+func scaled(a env.Action, s float64) env.Action {
+	if r, _ := action.ByName(a.Type); r.Target == action.TargetPoint || a.Type == env.Scroll && a.BID == "" {
+		a.X, a.Y, a.ToX, a.ToY = a.X*s, a.Y*s, a.ToX*s, a.ToY*s
+	}
+	return a
+}
+
+// replay plays one episode of a built-in family's scripted solution,
+// asking the heads for every step.
 func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env.TaskRef, memory int, fd *Finding) error {
 	p, err := webenv.Generate(task.Family, task.Site, task.Seed)
 	if err != nil {
@@ -178,10 +291,7 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 	if err != nil {
 		return err
 	}
-	// The memory an actor's observations carry (Observation.memory): a
-	// value read pages ago is copied from there.
-	mem := actor.NewMemory(memory)
-	var t uint32
+	s := newStepper(e, arch, obs, memory, fd, task.Seed)
 	for i, st := range p.Plan {
 		qctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		acts, err := actor.DemoActions(qctx, e, st)
@@ -190,48 +300,30 @@ func replay(ctx context.Context, e *env.Env, arch *policy.Architecture, task env
 			return fmt.Errorf("seed %d plan step %d (%s %s): %w", task.Seed, i, st.Op, st.Sel, err)
 		}
 		for _, a := range acts {
-			fd.Steps++
-			ev, err := actor.ObservationEvent(obs)
+			r, err := s.step(ctx, a)
 			if err != nil {
-				fd.Inexpressible["the page cannot be encoded: "+err.Error()]++
-				continue
-			}
-			mem.Recall(ev)
-			act, err := action.ToProto(a)
-			if err != nil {
-				fd.Inexpressible["the events cannot carry "+string(a.Type)]++
-				continue
-			}
-			own, reason := expressed(arch, ev, a, act)
-			if reason != "" {
-				fd.Inexpressible[reason]++
-			} else {
-				a, act = own, nil // the policy's version of the step
-			}
-			r, err := e.Step(ctx, a)
-			if err != nil {
-				return fmt.Errorf("seed %d step %s: %w", task.Seed, a, err)
+				return err
 			}
 			if r.Info.Error != "" {
 				return fmt.Errorf("seed %d step %s: %s", task.Seed, a, r.Info.Error)
 			}
-			if act == nil {
-				if act, err = action.ToProto(a); err != nil {
-					return err
-				}
-			}
-			mem.Remember(t, act, ev, r.Reward)
-			t++
-			obs = r.Obs
 			if r.Done {
-				if r.Info.Success {
-					fd.Won++
-				}
 				return nil
 			}
 		}
 	}
 	return nil
+}
+
+// replayMiniWoB plays one episode of a MiniWoB++ task's scripted solver,
+// asking the heads for every step.
+func replayMiniWoB(ctx context.Context, e *env.Env, arch *policy.Architecture, task env.TaskRef, memory int, fd *Finding) error {
+	obs, err := e.Reset(ctx, task)
+	if err != nil {
+		return err
+	}
+	s := newStepper(e, arch, obs, memory, fd, task.Seed)
+	return oracle.NewPlay(e, obs, s.step).Solve(ctx, task)
 }
 
 // expressed returns step a (act as an event) on the page of ev as the
@@ -252,6 +344,11 @@ func expressed(arch *policy.Architecture, ev *eventspb.Observation, a env.Action
 		out, err := action.FromProto(own)
 		if err != nil {
 			return env.Action{}, "the choice cannot be acted: " + err.Error()
+		}
+		if policy.UsesText(act.GetType()) && out.Text != a.Text {
+			// ChoiceOf takes a candidate equal up to case for the step;
+			// typing it would type another text.
+			return env.Action{}, general(a, errors.New("its text is a candidate only in another case"))
 		}
 		return out, ""
 	}

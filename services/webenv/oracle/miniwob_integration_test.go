@@ -1,0 +1,59 @@
+package oracle
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+// TestIntegrationMiniWoBSolvers plays every scripted MiniWoB++ solver on the
+// benchmark's own pages in real Chromium, three seeds each, and wants each
+// episode won as the published tables count it (raw reward 1), within the
+// episode's time (a decayed reward in (0, 1]).
+func TestIntegrationMiniWoBSolvers(t *testing.T) {
+	testenv.Integration(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := webenv.New(webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(testenv.MiniWoBDir(t)), webenv.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := env.LaunchBrowser(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	e, err := env.New(ctx, b, ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	for _, name := range SolvedTasks() {
+		t.Run(name, func(t *testing.T) {
+			for seed := int64(1); seed <= 3; seed++ {
+				p, err := SolveMiniWoB(ctx, e, env.TaskRef{Family: catalog.MiniWoBPrefix + name, Seed: seed}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := p.Last.Info
+				if i.Raw != 1 || !i.Success || i.TimedOut || i.Decayed <= 0 || i.Decayed > 1 {
+					t.Errorf("seed %d %q: %+v", seed, p.Obs.Instruction, i)
+				}
+			}
+		})
+	}
+	if _, ok := SolverFor("miniwob/no-such-task"); ok {
+		t.Error("a solver for a task that does not exist")
+	}
+}

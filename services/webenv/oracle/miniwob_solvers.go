@@ -1,0 +1,225 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+)
+
+var (
+	click = env.Action{Type: env.Click}
+	// submit is the MiniWoB++ pages' Submit button.
+	submit = "#subbtn"
+)
+
+func fill(s string) env.Action { return env.Action{Type: env.Fill, Text: s} }
+
+// steps runs a solver's steps in order, up to the first error.
+func steps(fs ...func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The scripted solvers: each reads the instruction (and, where a person
+// reads it off the screen, the page) and acts with BrowserGym's actions.
+// They are the MiniWoB++ side of the expressiveness audit and the tests'
+// demonstrations; a task without one is listed "no solution" by the audit.
+var miniwobSolvers = map[string]MiniWoBSolver{
+	"click-test": func(ctx context.Context, p *Play) error { return p.By(ctx, submit, click) },
+	"click-test-2": func(ctx context.Context, p *Play) error {
+		return p.By(ctx, submit, click) // ONE; TWO is #subbtn2
+	},
+	"click-button-sequence": func(ctx context.Context, p *Play) error {
+		return steps(func() error { return p.By(ctx, submit, click) }, func() error { return p.By(ctx, "#subbtn2", click) })
+	},
+	"click-button": func(ctx context.Context, p *Play) error {
+		q, err := p.Quote(0)
+		if err != nil {
+			return err
+		}
+		return p.On(ctx, "button", q, click)
+	},
+	"click-link": func(ctx context.Context, p *Play) error {
+		q, err := p.Quote(0)
+		if err != nil {
+			return err
+		}
+		return p.On(ctx, "", q, click)
+	},
+	"click-dialog": func(ctx context.Context, p *Play) error {
+		return p.By(ctx, "button.ui-dialog-titlebar-close", click)
+	},
+	"click-checkboxes": func(ctx context.Context, p *Play) error {
+		names, err := p.Between("Select ", " and click Submit.")
+		if err != nil {
+			return err
+		}
+		if names != "nothing" {
+			for _, n := range strings.Split(names, ", ") {
+				if err := p.On(ctx, "checkbox", n, click); err != nil {
+					return err
+				}
+			}
+		}
+		return p.On(ctx, "button", "Submit", click)
+	},
+	"click-option": func(ctx context.Context, p *Play) error {
+		o, err := p.Between("Select ", " and click Submit.")
+		if err != nil {
+			return err
+		}
+		return steps(func() error { return p.On(ctx, "radio", o, click) }, func() error { return p.On(ctx, "button", "Submit", click) })
+	},
+	"click-tab": func(ctx context.Context, p *Play) error {
+		n, err := p.Between("Click on Tab #", ".")
+		if err != nil {
+			return err
+		}
+		return p.On(ctx, "", "Tab #"+n, click)
+	},
+	"click-collapsible": func(ctx context.Context, p *Play) error {
+		return steps(func() error { return p.By(ctx, "#area h3", click) }, func() error { return p.By(ctx, submit, click) })
+	},
+	"click-widget": func(ctx context.Context, p *Play) error {
+		w, err := p.Quote(0)
+		if err != nil {
+			return err
+		}
+		return p.By(ctx, fmt.Sprintf(`#area [data-type=%q]`, w), click)
+	},
+	"focus-text": func(ctx context.Context, p *Play) error { return p.By(ctx, "#tt", click) },
+	"focus-text-2": func(ctx context.Context, p *Play) error {
+		pos, err := p.Between("Focus into the ", " input textbox.")
+		if err != nil {
+			return err
+		}
+		i := strings.Index("1st2nd3rd", pos)
+		if i < 0 || len(pos) != 3 {
+			return fmt.Errorf("unknown position %q", pos)
+		}
+		return p.By(ctx, fmt.Sprintf("#tt%d", i/3+1), click)
+	},
+	"enter-text": func(ctx context.Context, p *Play) error {
+		return typeAndSubmit(ctx, p, func(q string) string { return q })
+	},
+	"enter-text-dynamic": func(ctx context.Context, p *Play) error {
+		return typeAndSubmit(ctx, p, func(q string) string { return q })
+	},
+	"enter-text-2": func(ctx context.Context, p *Play) error {
+		return typeAndSubmit(ctx, p, func(q string) string {
+			if strings.Contains(p.Obs.Instruction, "upper case") {
+				return strings.ToUpper(q)
+			}
+			return strings.ToLower(q)
+		})
+	},
+	"enter-password": func(ctx context.Context, p *Play) error {
+		pw, err := p.Quote(0)
+		if err != nil {
+			return err
+		}
+		return steps(func() error { return p.By(ctx, "#password", fill(pw)) },
+			func() error { return p.By(ctx, "#verify", fill(pw)) },
+			func() error { return p.By(ctx, submit, click) })
+	},
+	"login-user": func(ctx context.Context, p *Play) error {
+		q := p.Quoted()
+		if len(q) < 2 {
+			return fmt.Errorf("the instruction %q names no username and password", p.Obs.Instruction)
+		}
+		return steps(func() error { return p.By(ctx, "#username", fill(q[0])) },
+			func() error { return p.By(ctx, "#password", fill(q[1])) },
+			func() error { return p.By(ctx, submit, click) })
+	},
+	"choose-list": func(ctx context.Context, p *Play) error {
+		item, err := p.Between("Select ", " from the list and click Submit.")
+		if err != nil {
+			return err
+		}
+		return steps(func() error {
+			return p.By(ctx, "#options", env.Action{Type: env.SelectOption, Options: []string{item}})
+		},
+			func() error { return p.On(ctx, "button", "Submit", click) })
+	},
+	"enter-date": func(ctx context.Context, p *Play) error {
+		d, err := p.Between("Enter ", " as the date and hit submit.")
+		if err != nil {
+			return err
+		}
+		var mm, dd, yyyy string
+		if _, err := fmt.Sscanf(d, "%2s/%2s/%4s", &mm, &dd, &yyyy); err != nil {
+			return fmt.Errorf("unable to read the date %q: %w", d, err)
+		}
+		// Typed as a person types a date into the field (mm/dd/yyyy); fill
+		// gives the input its value.
+		return steps(func() error { return p.By(ctx, "#tt", fill(d)) }, func() error { return p.By(ctx, submit, click) })
+	},
+	"grid-coordinate": func(ctx context.Context, p *Play) error {
+		var gx, gy int
+		c, err := p.Between("Click on the grid coordinate ", ".")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Sscanf(c, "(%d,%d)", &gx, &gy); err != nil {
+			return fmt.Errorf("unable to read the coordinate %q: %w", c, err)
+		}
+		// The page draws point (x, y) at (30(x+2)+15, 30(2−y)+15) of its
+		// SVG: where the SVG is, not the circle, is read off the page.
+		var svg struct{ Left, Top float64 }
+		if err := p.Read(ctx, `(() => { const r = document.querySelector('svg').getBoundingClientRect(); return {left: r.left, top: r.top}; })()`, &svg); err != nil {
+			return err
+		}
+		return p.Do(ctx, env.Action{Type: env.MouseClick, X: svg.Left + float64(30*(gx+2)+15), Y: svg.Top + float64(30*(2-gy)+15)})
+	},
+	"drag-box": func(ctx context.Context, p *Play) error {
+		// Centre onto centre, pressed and released at points (the policy
+		// drags by its point head): the small box (20 px) lands 15 px
+		// inside the large one (50 px).
+		small, large := p.ByID("draggableSmall"), p.ByID("draggableLarge")
+		if small == nil || large == nil {
+			return fmt.Errorf("no boxes #draggableSmall and #draggableLarge on the page")
+		}
+		x0, y0 := small.Box.Center()
+		x1, y1 := large.Box.Center()
+		return steps(func() error { return p.Do(ctx, env.Action{Type: env.MouseDragAndDrop, X: x0, Y: y0, ToX: x1, ToY: y1}) },
+			func() error { return p.By(ctx, submit, click) })
+	},
+	"highlight-text": func(ctx context.Context, p *Play) error {
+		// From three quarters into the last non-space glyph back to a
+		// quarter into the first: the caret lands after the one and before
+		// the other. Backwards, because a drag's end is hit-tested as the
+		// pointer moves, and an end just past the last line was taken for
+		// the reward display below it; the press is exact.
+		var span struct{ X0, Y0, X1, Y1 float64 }
+		if err := p.Read(ctx, `(() => {
+			const n = document.querySelector('#randomText').firstChild, s = n.textContent;
+			const at = i => { const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1); return r.getBoundingClientRect(); };
+			let i = 0, j = s.length - 1;
+			while (i < j && /\s/.test(s[i])) i++;
+			while (j > i && /\s/.test(s[j])) j--;
+			const a = at(i), b = at(j);
+			return {x0: a.left + a.width / 4, y0: a.top + a.height / 2, x1: b.left + 3 * b.width / 4, y1: b.top + b.height / 2};
+		})()`, &span); err != nil {
+			return err
+		}
+		return steps(func() error {
+			return p.Do(ctx, env.Action{Type: env.MouseDragAndDrop, X: span.X1, Y: span.Y1, ToX: span.X0, ToY: span.Y0})
+		}, func() error { return p.By(ctx, submit, click) })
+	},
+}
+
+// typeAndSubmit fills #tt with the instruction's first quoted phrase as
+// want makes it, then submits.
+func typeAndSubmit(ctx context.Context, p *Play, want func(string) string) error {
+	q, err := p.Quote(0)
+	if err != nil {
+		return err
+	}
+	return steps(func() error { return p.By(ctx, "#tt", fill(want(q))) }, func() error { return p.By(ctx, submit, click) })
+}
