@@ -144,6 +144,21 @@ func (p *Play) ByID(id string) *env.Element {
 	return nil
 }
 
+// ByJS takes a on the element a JavaScript expression finds (for a solver
+// that finds it by the text around it, which CSS cannot). The element must
+// be one the observations list (it has a bid).
+func (p *Play) ByJS(ctx context.Context, js string, a env.Action) error {
+	var bid string
+	if err := p.Read(ctx, `(() => { const el = (`+js+`); return el ? el.getAttribute('bid') || '' : ''; })()`, &bid); err != nil {
+		return err
+	}
+	if bid == "" {
+		return fmt.Errorf("no listed element is %s", js)
+	}
+	a.BID = bid
+	return p.Do(ctx, a)
+}
+
 // Read evaluates js in the page (env.Read).
 func (p *Play) Read(ctx context.Context, js string, out any) error {
 	return p.Env.Read(ctx, js, out)

@@ -55,20 +55,69 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 	"click-dialog": func(ctx context.Context, p *Play) error {
 		return p.By(ctx, "button.ui-dialog-titlebar-close", click)
 	},
-	"click-checkboxes": func(ctx context.Context, p *Play) error {
-		names, err := p.Between("Select ", " and click Submit.")
+	"click-checkboxes":          checkboxes,
+	"click-checkboxes-large":    checkboxes,
+	"click-checkboxes-transfer": checkboxes,
+	"unicode-test": func(ctx context.Context, p *Play) error {
+		q, err := p.Quote(0)
 		if err != nil {
 			return err
 		}
-		if names != "nothing" {
-			for _, n := range strings.Split(names, ", ") {
-				if err := p.On(ctx, "checkbox", n, click); err != nil {
-					return err
-				}
-			}
-		}
-		return p.On(ctx, "button", "Submit", click)
+		return p.On(ctx, "", q, click)
 	},
+	"enter-time": func(ctx context.Context, p *Play) error {
+		tm, err := p.Between("Enter ", " as the time and press submit.")
+		if err != nil {
+			return err
+		}
+		// Typed as a person types it (5:38 PM); fill gives the time
+		// input its value.
+		return steps(func() error { return p.By(ctx, "#tt", fill(tm)) }, func() error { return p.By(ctx, submit, click) })
+	},
+	"simple-arithmetic": func(ctx context.Context, p *Play) error {
+		var prob string
+		if err := p.Read(ctx, `document.querySelector('#math-problem').textContent`, &prob); err != nil {
+			return err
+		}
+		var a, b int
+		var op string
+		if _, err := fmt.Sscanf(prob, "%d %s %d =", &a, &op, &b); err != nil {
+			return fmt.Errorf("unable to read the problem %q: %w", prob, err)
+		}
+		r := map[string]int{"+": a + b, "-": a - b, "x": a * b}
+		ans, ok := r[op]
+		if !ok {
+			return fmt.Errorf("unknown operation %q in %q", op, prob)
+		}
+		return steps(func() error { return p.By(ctx, "#math-answer", fill(fmt.Sprint(ans))) }, func() error { return p.By(ctx, submit, click) })
+	},
+	"find-word": func(ctx context.Context, p *Play) error {
+		pos, err := p.Between("Find the ", " word in the paragraph")
+		if err != nil {
+			return err
+		}
+		var n int
+		if _, err := fmt.Sscanf(pos, "%d", &n); err != nil || n < 1 {
+			return fmt.Errorf("unable to read the position %q", pos)
+		}
+		var text string
+		if err := p.Read(ctx, `document.querySelector('#area p').textContent`, &text); err != nil {
+			return err
+		}
+		words := strings.Fields(text)
+		if n > len(words) {
+			return fmt.Errorf("the paragraph %q has %d words, want the %s", text, len(words), pos)
+		}
+		w := strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				return r
+			}
+			return -1
+		}, words[n-1])
+		return steps(func() error { return p.By(ctx, "#answer-input", fill(w)) }, func() error { return p.By(ctx, submit, click) })
+	},
+	"multi-orderings": movieSearch,
+	"multi-layouts":   movieSearch,
 	"click-option": func(ctx context.Context, p *Play) error {
 		o, err := p.Between("Select ", " and click Submit.")
 		if err != nil {
@@ -212,6 +261,46 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 			return p.Do(ctx, env.Action{Type: env.MouseDragAndDrop, X: span.X1, Y: span.Y1, ToX: span.X0, ToY: span.Y0})
 		}, func() error { return p.By(ctx, submit, click) })
 	},
+}
+
+// checkboxes ticks the boxes the instruction names ("Select a, b and click
+// Submit.", or "nothing") and submits.
+func checkboxes(ctx context.Context, p *Play) error {
+	names, err := p.Between("Select ", " and click Submit.")
+	if err != nil {
+		return err
+	}
+	if names != "nothing" {
+		for _, n := range strings.Split(names, ", ") {
+			if err := p.On(ctx, "checkbox", n, click); err != nil {
+				return err
+			}
+		}
+	}
+	return p.On(ctx, "button", "Submit", click)
+}
+
+// movieSearch fills multi-layouts' and multi-orderings' search form: each
+// field is found by the words beside it, whatever the layout, and the form
+// sent by its one control named Submit, Search or Go!.
+func movieSearch(ctx context.Context, p *Play) error {
+	// "Search for <genre> movies directed by <name> from year <year>."
+	q := strings.TrimSuffix(strings.TrimPrefix(p.Obs.Instruction, "Search for "), ".")
+	parts := strings.Split(strings.NewReplacer(" movies directed by ", "|", " from year ", "|").Replace(q), "|")
+	if len(parts) != 3 {
+		return fmt.Errorf("unable to read the search of %q", p.Obs.Instruction)
+	}
+	genre, director, year := parts[0], parts[1], parts[2]
+	field := func(label string) string {
+		return `[...document.querySelectorAll('#area input')].find(i => ` +
+			`new RegExp(` + fmt.Sprintf("%q", label) + `, 'i').test((i.closest('tr, p, .row, .field, .ui-entry') || i.parentElement).textContent))`
+	}
+	return steps(func() error { return p.ByJS(ctx, field("genre"), fill(genre)) },
+		func() error { return p.ByJS(ctx, field("director"), fill(director)) },
+		func() error { return p.ByJS(ctx, field("year|date"), fill(year)) },
+		func() error {
+			return p.ByJS(ctx, `[...document.querySelectorAll('#area *')].find(e => e.children.length === 0 && /^(Submit|Search|Go!)$/.test(e.textContent.trim()))`, click)
+		})
 }
 
 // typeAndSubmit fills #tt with the instruction's first quoted phrase as
