@@ -35,6 +35,13 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 	"click-test-2": func(ctx context.Context, p *Play) error {
 		return p.By(ctx, submit, click) // ONE; TWO is #subbtn2
 	},
+	"click-test-transfer": func(ctx context.Context, p *Play) error {
+		b, err := p.Between("Click button ", ".")
+		if err != nil {
+			return err
+		}
+		return p.By(ctx, map[string]string{"ONE": submit, "TWO": "#subbtn2"}[b], click)
+	},
 	"click-button-sequence": func(ctx context.Context, p *Play) error {
 		return steps(func() error { return p.By(ctx, submit, click) }, func() error { return p.By(ctx, "#subbtn2", click) })
 	},
@@ -54,6 +61,16 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 	},
 	"click-dialog": func(ctx context.Context, p *Play) error {
 		return p.By(ctx, "button.ui-dialog-titlebar-close", click)
+	},
+	"click-dialog-2": func(ctx context.Context, p *Play) error {
+		b, err := p.Quote(0)
+		if err != nil {
+			return err
+		}
+		if b == "x" {
+			return p.By(ctx, "button.ui-dialog-titlebar-close", click)
+		}
+		return p.On(ctx, "button", b, click)
 	},
 	"click-checkboxes":          checkboxes,
 	"click-checkboxes-large":    checkboxes,
@@ -132,8 +149,29 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 		}
 		return p.On(ctx, "", "Tab #"+n, click)
 	},
-	"click-collapsible": func(ctx context.Context, p *Play) error {
-		return steps(func() error { return p.By(ctx, "#area h3", click) }, func() error { return p.By(ctx, submit, click) })
+	"click-collapsible":         collapsible,
+	"click-collapsible-nodelay": collapsible,
+	"click-collapsible-2":       hiddenLink,
+	"click-tab-2":               hiddenLink,
+	"click-tab-2-easy":          hiddenLink,
+	"click-tab-2-medium":        hiddenLink,
+	"click-tab-2-hard":          hiddenLink,
+	"identify-shape": func(ctx context.Context, p *Play) error {
+		// What the figure is, read off the drawing: a glyph is a letter or
+		// a digit; otherwise its element says its shape.
+		var kind string
+		if err := p.Read(ctx, `(() => {
+			const t = document.querySelector('#area_svg text');
+			if (t) return /^[0-9]$/.test(t.textContent.trim()) ? 'digit' : 'letter';
+			const s = document.querySelector('#area_svg circle, #area_svg rect, #area_svg polygon');
+			return s ? {circle: 'circle', rect: 'rectangle', polygon: 'triangle'}[s.tagName] : '';
+		})()`, &kind); err != nil {
+			return err
+		}
+		if kind == "" {
+			return fmt.Errorf("no figure drawn")
+		}
+		return p.By(ctx, fmt.Sprintf(`#area-buttons button[data-type=%q]`, kind), click)
 	},
 	"click-widget": func(ctx context.Context, p *Play) error {
 		w, err := p.Quote(0)
@@ -261,6 +299,39 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 			return p.Do(ctx, env.Action{Type: env.MouseDragAndDrop, X: span.X1, Y: span.Y1, ToX: span.X0, ToY: span.Y0})
 		}, func() error { return p.By(ctx, submit, click) })
 	},
+}
+
+// collapsible opens the section and submits.
+func collapsible(ctx context.Context, p *Play) error {
+	return steps(func() error { return p.By(ctx, "#area h3", click) }, func() error { return p.By(ctx, submit, click) })
+}
+
+// hiddenLink clicks the link the instruction quotes, in a collapsed
+// section or a tab not shown: first the section's header or the tab that
+// holds it, unless it is shown, then the link.
+func hiddenLink(ctx context.Context, p *Play) error {
+	q, err := p.Quote(0)
+	if err != nil {
+		return err
+	}
+	link := fmt.Sprintf(`[...document.querySelectorAll('#area .alink')].find(e => e.textContent === %q)`, q)
+	var shown bool
+	if err := p.Read(ctx, `(() => { const l = `+link+`; return !!l && l.getClientRects().length > 0; })()`, &shown); err != nil {
+		return err
+	}
+	if !shown {
+		// An accordion's panel follows its header; a tab's is named by
+		// its anchor's href.
+		opener := `(() => { const l = ` + link + `; if (!l) return null;
+			const panel = l.closest('.ui-accordion-content, .ui-tabs-panel');
+			if (!panel) return null;
+			if (panel.classList.contains('ui-tabs-panel')) return document.querySelector('a[href="#' + panel.id + '"]');
+			return panel.previousElementSibling; })()`
+		if err := p.ByJS(ctx, opener, click); err != nil {
+			return err
+		}
+	}
+	return p.ByJS(ctx, link, click)
 }
 
 // checkboxes ticks the boxes the instruction names ("Select a, b and click
