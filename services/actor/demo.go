@@ -24,6 +24,9 @@ type demoPlan struct {
 	steps []webenv.OracleStep
 	next  int
 	queue []env.Action
+	// live, for a MiniWoB++ task, is its solver run as it goes (the steps
+	// are then unused).
+	live *liveDemo
 }
 
 func newDemoPlan(task *eventspb.Task) (*demoPlan, error) {
@@ -45,7 +48,7 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 	ep := x.ep
 	t0 := time.Now()
 	plan := ep.demo
-	for len(plan.queue) == 0 {
+	for plan.live == nil && len(plan.queue) == 0 {
 		if plan.next >= len(plan.steps) {
 			return nil, x.abort(ep.step, "demo", "the scripted solution ended before the task did")
 		}
@@ -62,9 +65,20 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 		}
 		plan.queue = acts
 	}
-	act := plan.queue[0]
-	plan.queue = plan.queue[1:]
-	a, err := demoEvent(act)
+	var act env.Action
+	if plan.live != nil {
+		var err error
+		if act, err = plan.live.next(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, x.abort(ep.step, "demo", "the scripted solver: "+err.Error())
+		}
+	} else {
+		act = plan.queue[0]
+		plan.queue = plan.queue[1:]
+	}
+	a, err := DemoEvent(act, ep.scaleY)
 	if err != nil {
 		return nil, x.abort(ep.step, "demo", err.Error())
 	}
@@ -79,9 +93,20 @@ func (x *executor) demoDecide(ctx context.Context) (*decision, error) {
 	return &decision{ev: a, act: act}, nil
 }
 
-// demoEvent is the action event of a scripted env action (the action
-// table's ToProto).
-func demoEvent(a env.Action) (*eventspb.Action, error) {
+// DemoEvent is the action event of a scripted env action (the action
+// table's ToProto), with its points and scroll amounts in wire-frame pixels
+// as a policy's are: scaleY is wire-frame pixels per CSS pixel (envAction is
+// the inverse).
+func DemoEvent(a env.Action, scaleY float64) (*eventspb.Action, error) {
+	if scaleY <= 0 {
+		scaleY = 1
+	}
+	switch r, _ := action.ByName(a.Type); {
+	case a.Type == env.Scroll:
+		a.DX, a.DY, a.X, a.Y = a.DX*scaleY, a.DY*scaleY, a.X*scaleY, a.Y*scaleY
+	case r.Target == action.TargetPoint:
+		a.X, a.Y, a.ToX, a.ToY = a.X*scaleY, a.Y*scaleY, a.ToX*scaleY, a.ToY*scaleY
+	}
 	ev, err := action.ToProto(a)
 	if err != nil {
 		return nil, fmt.Errorf("the scripted solution used an action the events cannot carry: %w", err)

@@ -16,8 +16,10 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
 )
 
 // executor is one isolated browser context (a tab in a browser context of
@@ -214,10 +216,18 @@ func (x *executor) begin(ctx context.Context) error {
 	}
 	ep.greedy = task.GetGreedy()
 	x.ep = ep
-	if task.GetDemo() {
+	live := task.GetDemo() && catalog.IsMiniWoB(task.GetFamily())
+	if task.GetDemo() && !live {
 		if ep.demo, err = newDemoPlan(task); err != nil {
 			return x.abort(0, "demo", err.Error())
 		}
+	}
+	if live {
+		if _, ok := oracle.SolverFor(task.GetFamily()); !ok {
+			ep.demo = &demoPlan{}
+			return x.abort(0, "demo", "no scripted solver for "+task.GetFamily())
+		}
+		ep.demo = &demoPlan{}
 	}
 	rctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
 	o, err := x.e.Reset(rctx, env.TaskRef{Family: task.GetFamily(), Site: task.GetSite(), Seed: task.GetSeed()})
@@ -238,6 +248,11 @@ func (x *executor) begin(ctx context.Context) error {
 		return x.abort(0, "unstable", "the first page of the task never settled")
 	}
 	ep.obs = first
+	if live {
+		// Started once the page settled: the solver reads the page, which
+		// the settler must have to itself.
+		ep.demo.live = startLiveDemo(ctx, x.e, env.TaskRef{Family: task.GetFamily(), Site: task.GetSite(), Seed: task.GetSeed()}, o)
+	}
 	return nil
 }
 
@@ -406,6 +421,11 @@ func (x *executor) act(ctx context.Context, d *decision) error {
 	if err := x.s.pub.send(x.s.pub.rewards, ep.id, r); err != nil {
 		return x.fail(ctx, t, err, "publish")
 	}
+	if ep.demo != nil && ep.demo.live != nil && !done && !truncated {
+		// The solver goes on from what the step gave, while the executor
+		// waits for its next action (demoDecide).
+		ep.demo.live.result(ctx, res)
+	}
 	if done || truncated {
 		result := "failure"
 		switch {
@@ -528,6 +548,9 @@ func (x *executor) abort(t uint32, reason, detail string) error {
 
 // end closes the episode's books.
 func (x *executor) end(result string) {
+	if x.ep != nil && x.ep.demo != nil && x.ep.demo.live != nil {
+		x.ep.demo.live.stop()
+	}
 	x.s.c.episodes.Add(1)
 	x.s.m.episodes.WithLabelValues(result).Inc()
 	x.ts.count(0, 1)

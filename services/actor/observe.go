@@ -127,6 +127,14 @@ func clip(s string, n int) string {
 	return s[:n]
 }
 
+// EnvAction is the env action an actor executes for a policy's action
+// event: its points and scroll amounts back in CSS pixels (scaleY is
+// wire-frame pixels per CSS pixel; DemoEvent is the inverse). The
+// expressiveness audit steps the heads' version of a step with it.
+func EnvAction(a *eventspb.Action, scaleY float64) (env.Action, error) {
+	return envAction(a, scaleY, 0)
+}
+
 // envAction converts a policy action to the env's (the action table's
 // FromProto). Scroll amounts and points come in wire-frame pixels; scaleY
 // is wire-frame pixels per CSS pixel. A noop waits noopWait.

@@ -3,6 +3,7 @@ package learner
 import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
 )
 
 // familyWindow is the number of recent training episodes of a family whose
@@ -53,15 +54,16 @@ func (cu *curriculum) drawFamily(tier catalog.Tier) catalog.FamilyInfo {
 }
 
 // demoFamilies are the scheduled families with a scripted solution: the
-// built-in ones (MiniWoB++ pages score themselves and have none); nil once
-// the demonstrations are issued. The caller holds cu.mu.
+// built-in ones (their plans) and the MiniWoB++ tasks with a scripted
+// solver (oracle.SolverFor); nil once the demonstrations are issued. The
+// caller holds cu.mu.
 func (cu *curriculum) demoFamilies() []catalog.FamilyInfo {
 	if cu.demosIssued >= cu.c.Demos {
 		return nil
 	}
 	var out []catalog.FamilyInfo
 	for _, f := range cu.all {
-		if !catalog.IsMiniWoB(f.Name) {
+		if _, solved := oracle.SolverFor(f.Name); !catalog.IsMiniWoB(f.Name) || solved {
 			out = append(out, f)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
 )
 
 // TestCurriculumSuites checks the task choice of each suite: what families
@@ -21,7 +22,7 @@ func TestCurriculumSuites(t *testing.T) {
 		demos            int
 	}{
 		{"builtin", CurriculumConfig{Demos: 2}, true, false, 2},
-		{"miniwob", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Demos: 2}, false, true, 0},
+		{"miniwob", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Demos: 2}, false, true, 2},
 		{"miniwob easy", CurriculumConfig{Suite: catalog.SuiteMiniWoB, MaxTier: catalog.Easy}, false, true, 0},
 		{"all", CurriculumConfig{Suite: catalog.SuiteAll, Demos: 2}, true, true, 2},
 		{"miniwob tasks", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{"miniwob/click-test", "miniwob/enter-text"}}, false, true, 0},
@@ -55,8 +56,11 @@ func TestCurriculumSuites(t *testing.T) {
 					switch {
 					case task.GetDemo():
 						demos++
-						if catalog.IsMiniWoB(f.Name) {
-							t.Errorf("a demonstration of %s, which has no scripted solution", f.Name)
+						if _, ok := oracle.SolverFor(f.Name); catalog.IsMiniWoB(f.Name) && !ok {
+							t.Errorf("a demonstration of %s, which has no scripted solver", f.Name)
+						}
+						if split != catalog.SplitTrain {
+							t.Errorf("a demonstration of %s on the %s split", task.GetTaskId(), split)
 						}
 					case task.GetSplit() == eventspb.Split_SPLIT_TEST:
 						eval++

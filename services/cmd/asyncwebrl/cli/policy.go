@@ -48,7 +48,7 @@ const policyUsage = `Usage: asyncwebrl policy features --out FILE.npz [--episode
                   go_cand_logits and go_value (policy_check.py compares them)
 Flags: -brokers, -topic-prefix, the Kafka security flags.
 
-       asyncwebrl policy audit [--suite S] [--seeds N] [--families L] [--strict]
+       asyncwebrl policy audit [--suite S] [--seeds N] [--families L] [--miniwob-dir D] [--strict]
   Replays the scripted solutions in Chromium and lists, per task, the steps
   the policy's heads cannot express (asyncwebrl policy audit --help).
 `

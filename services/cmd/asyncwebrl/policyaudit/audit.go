@@ -19,7 +19,6 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
@@ -232,21 +231,22 @@ func (s *stepper) step(ctx context.Context, a env.Action) (*env.StepResult, erro
 		return s.e.Step(ctx, a)
 	}
 	s.mem.Recall(ev)
-	// Points travel in wire-frame pixels (the actor scales them back).
+	// Points travel in wire-frame pixels, as the actor's events carry them.
 	scale := 1.0
-	if ev.GetWidth() > 0 && s.obs.Viewport.W > 0 {
-		scale = float64(ev.GetWidth()) / float64(s.obs.Viewport.W)
+	if ev.GetHeight() > 0 && s.obs.Viewport.H > 0 {
+		scale = float64(ev.GetHeight()) / float64(s.obs.Viewport.H)
 	}
-	act, err := action.ToProto(scaled(a, scale))
+	act, err := actor.DemoEvent(a, scale)
 	if err != nil {
 		s.fd.Inexpressible["the events cannot carry "+string(a.Type)]++
 		return s.e.Step(ctx, a)
 	}
-	own, reason := expressed(s.arch, ev, a, act)
-	if reason != "" {
+	if own, reason := expressed(s.arch, ev, a, act); reason != "" {
 		s.fd.Inexpressible[reason]++
+	} else if a, err = actor.EnvAction(own, scale); err != nil { // the policy's version of the step
+		return nil, err
 	} else {
-		a, act = scaled(own, 1/scale), nil // the policy's version of the step
+		act = own
 	}
 	r, err := s.e.Step(ctx, a)
 	if err != nil {
@@ -254,11 +254,6 @@ func (s *stepper) step(ctx context.Context, a env.Action) (*env.StepResult, erro
 	}
 	if r.Info.Error != "" {
 		return r, nil
-	}
-	if act == nil {
-		if act, err = action.ToProto(scaled(a, scale)); err != nil {
-			return nil, err
-		}
 	}
 	s.mem.Remember(s.t, act, ev, r.Reward)
 	s.t++
@@ -269,15 +264,6 @@ func (s *stepper) step(ctx context.Context, a env.Action) (*env.StepResult, erro
 		s.fd.Won++
 	}
 	return r, nil
-}
-
-// scaled is a with its points (a point action's, or a scroll's at a point)
-// times s.
-func scaled(a env.Action, s float64) env.Action {
-	if r, _ := action.ByName(a.Type); r.Target == action.TargetPoint || a.Type == env.Scroll && a.BID == "" {
-		a.X, a.Y, a.ToX, a.ToY = a.X*s, a.Y*s, a.ToX*s, a.ToY*s
-	}
-	return a
 }
 
 // replay plays one episode of a built-in family's scripted solution,
@@ -330,34 +316,31 @@ func replayMiniWoB(ctx context.Context, e *env.Env, arch *policy.Architecture, t
 // policy's heads express it: the action ActionOf builds from its Choice.
 // When they cannot, it returns why instead; reasons are generalised (no
 // bids, texts or values) so that a task's steps group under a few.
-func expressed(arch *policy.Architecture, ev *eventspb.Observation, a env.Action, act *eventspb.Action) (env.Action, string) {
+func expressed(arch *policy.Architecture, ev *eventspb.Observation, a env.Action, act *eventspb.Action) (*eventspb.Action, string) {
 	f, err := arch.Featurize(ev)
 	if err != nil {
-		return env.Action{}, "the page cannot be featurized: " + err.Error()
+		return nil, "the page cannot be featurized: " + err.Error()
 	}
 	c, err := arch.ChoiceOf(f, act)
 	if err == nil {
 		own, err := arch.ActionOf(f, c)
 		if err != nil {
-			return env.Action{}, "the choice cannot be acted: " + err.Error()
+			return nil, "the choice cannot be acted: " + err.Error()
 		}
-		out, err := action.FromProto(own)
-		if err != nil {
-			return env.Action{}, "the choice cannot be acted: " + err.Error()
-		}
-		if policy.UsesText(act.GetType()) && out.Text != a.Text {
+		if a.Type == env.Fill && own.GetText() != act.GetText() {
 			// ChoiceOf takes a candidate equal up to case for the step;
-			// typing it would type another text.
-			return env.Action{}, general(a, errors.New("its text is a candidate only in another case"))
+			// typing it would type another text (a select picks the same
+			// option whatever the case).
+			return nil, general(a, errors.New("its text is a candidate only in another case"))
 		}
-		return out, ""
+		return own, ""
 	}
 	r := general(a, err)
 	if ne, ok := errors.AsType[*policy.NotRepresentableError](err); ok && ne.Kind == policy.TextNotCandidate {
 		// Where a copy mechanism would have to find the value.
 		r += " (" + whereIs(ev, act.GetText()) + ")"
 	}
-	return env.Action{}, r
+	return nil, r
 }
 
 // whereIs says where on the page, as the policy sees it, text occurs: in
