@@ -109,4 +109,3 @@ func TestIntegrationMiniWoBDemonstrations(t *testing.T) {
 		}
 	}
 }
-
