@@ -1,11 +1,7 @@
 package env
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,33 +19,16 @@ import (
 // image its server sends in milliseconds, which made its test flaky.
 func TestIntegrationClickThroughHoverSwap(t *testing.T) {
 	testenv.Integration(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(webenv.WithThirdPartyDir("testdata/hover"), webenv.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := newServer(t, webenv.WithThirdPartyDir("testdata/hover"))
 	var slowed atomic.Int32
 	h := srv.Handler()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e := envOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/icon-hover.png") {
 			slowed.Add(1)
 			time.Sleep(150 * time.Millisecond)
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := LaunchBrowser(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	e, err := New(ctx, b, ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
 
 	const episodes = 5
 	for ep := 1; ep <= episodes; ep++ {

@@ -100,14 +100,27 @@ func fill(s string) Action { return Action{Type: Fill, Text: s} }
 func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 	t.Helper()
 	testenv.Integration(t)
-	dir := testenv.MiniWoBDir(t)
+	pages := &pageCounter{n: map[string]int{}}
+	srv := newServer(t, webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(testenv.MiniWoBDir(t)))
+	return envOn(t, pages.wrap(srv.Handler()), opts...), pages
+}
+
+// newServer is a webenv server (not listening: its handler is served by
+// envOn) that logs nothing.
+func newServer(t *testing.T, opts ...webenv.Option) *webenv.Server {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webenv.New(webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(dir), webenv.WithLogger(quiet))
+	srv, err := webenv.New(append([]webenv.Option{webenv.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := &pageCounter{n: map[string]int{}}
-	ts := httptest.NewServer(pages.wrap(srv.Handler()))
+	return srv
+}
+
+// envOn serves h and opens an env on it in a real browser of its own.
+func envOn(t *testing.T, h http.Handler, opts ...Option) *Env {
+	t.Helper()
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -121,7 +134,7 @@ func miniwobEnv(t *testing.T, opts ...Option) (*Env, *pageCounter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	return e, pages
+	return e
 }
 
 // TestIntegrationMiniWoB drives the benchmark's own pages, served as
