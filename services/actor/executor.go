@@ -216,18 +216,19 @@ func (x *executor) begin(ctx context.Context) error {
 	}
 	ep.greedy = task.GetGreedy()
 	x.ep = ep
+	// A MiniWoB++ page is solved as it goes: its solver starts once the
+	// first page settled (liveDemo).
 	live := task.GetDemo() && catalog.IsMiniWoB(task.GetFamily())
-	if task.GetDemo() && !live {
+	switch {
+	case live:
+		ep.demo = &demoPlan{}
+		if _, ok := oracle.SolverFor(task.GetFamily()); !ok {
+			return x.abort(0, "demo", "no scripted solver for "+task.GetFamily())
+		}
+	case task.GetDemo():
 		if ep.demo, err = newDemoPlan(task); err != nil {
 			return x.abort(0, "demo", err.Error())
 		}
-	}
-	if live {
-		if _, ok := oracle.SolverFor(task.GetFamily()); !ok {
-			ep.demo = &demoPlan{}
-			return x.abort(0, "demo", "no scripted solver for "+task.GetFamily())
-		}
-		ep.demo = &demoPlan{}
 	}
 	rctx, cancel := context.WithTimeout(ctx, x.s.opts.stepTimeout)
 	o, err := x.e.Reset(rctx, env.TaskRef{Family: task.GetFamily(), Site: task.GetSite(), Seed: task.GetSeed()})

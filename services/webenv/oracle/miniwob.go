@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -164,16 +164,9 @@ func (p *Play) Read(ctx context.Context, js string, out any) error {
 	return p.Env.Read(ctx, js, out)
 }
 
-var quotedRE = regexp.MustCompile(`"([^"]*)"`)
-
-// Quoted returns the instruction's quoted phrases, in order.
-func (p *Play) Quoted() []string {
-	var out []string
-	for _, m := range quotedRE.FindAllStringSubmatch(p.Obs.Instruction, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
+// Quoted returns the instruction's quoted phrases, in order, as the
+// featurizer reads them.
+func (p *Play) Quoted() []string { return instruction.QuotedPhrases(p.Obs.Instruction) }
 
 // Quote returns the instruction's i-th quoted phrase.
 func (p *Play) Quote(i int) (string, error) {
