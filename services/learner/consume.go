@@ -108,7 +108,7 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		return
 	}
 	group := ""
-	if s.o.hyper.Algo == GRPO {
+	if s.o.hyper.Algo.Grouped() {
 		group = tr.GetGroupId()
 	}
 	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), tr.GetSuccess(), now))

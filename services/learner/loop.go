@@ -3,6 +3,7 @@ package learner
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -68,6 +69,10 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 			}
 			continue
 		}
+		rl := len(batch)
+		if !batch[0].demo {
+			batch = s.withDemos(batch)
+		}
 		t0 := time.Now()
 		if st, err = t.step(batch); err != nil {
 			return err
@@ -75,7 +80,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		took := time.Since(t0)
 		st.Staleness, st.MaxStaleness = staleness(batch, s.version.Load()+1)
 		if !batch[0].demo {
-			s.replay.reprioritize(batch, st.absAdv)
+			s.replay.reprioritize(batch[:rl], st.absAdv)
 		}
 		n := s.updated(st, took)
 		if n-lastPublish >= int64(s.o.publishK) {
@@ -209,4 +214,17 @@ func (s *Service) epochChunk() int {
 		n = max(n, s.o.minReplay)
 	}
 	return n
+}
+
+// withDemos appends the demonstration share of a policy-gradient batch
+// (WithDemoMix) once the warm start is over: the behaviour-cloning term
+// keeps pulling toward the demonstrations, so a task demonstrated at the
+// start is not forgotten before the curriculum reaches it (the hard tier
+// unlocks long after the warm start ends).
+func (s *Service) withDemos(batch []*sample) []*sample {
+	k := int(math.Round(s.o.demoMix * float64(s.o.batchSize)))
+	if k == 0 || s.demos.len() == 0 || (s.o.bcUpdates > 0 && !s.bcDone.Load()) {
+		return batch
+	}
+	return append(batch, s.demos.batch(k)...)
 }

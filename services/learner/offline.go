@@ -60,7 +60,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	s.version.Store(latest.GetVersion())
 	// Everything read stays: an offline buffer is the whole history.
 	s.replay = newReplay(1<<30, 0, s.o.sampling, s.o.seed)
-	s.asm = newAssembler(s.o.gamma, s.o.hyper.Algo == GRPO, s.o.groupSize, s.o.openTTL)
+	s.asm = newAssembler(s.o.gamma, s.o.hyper.Algo.Grouped(), s.o.groupSize, s.o.openTTL)
 	if successOnly {
 		s.asm.keep = func(ret float64, success bool) bool { return success }
 	}

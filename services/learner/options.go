@@ -34,6 +34,7 @@ type options struct {
 	maxLag     uint64
 	maxStale   float64
 	bcUpdates  int
+	demoMix    float64
 	ckptDir    string
 	// seed: the seed of the fresh initialisation and replay sampling (default 1).
 	seed       uint64
@@ -66,6 +67,7 @@ func defaultOptions() options {
 		gamma:      0.95,
 		groupSize:  4,
 		bcUpdates:  300,
+		demoMix:    0.25,
 		seed:       1,
 		openTTL:    2 * time.Minute,
 
@@ -87,11 +89,13 @@ func (o *options) validate() error {
 		return fmt.Errorf("invalid discount %v: want (0, 1]", o.gamma)
 	case o.maxStale < 0:
 		return fmt.Errorf("invalid max staleness %v versions: want 0 (off) or more", o.maxStale)
+	case o.demoMix < 0 || o.demoMix > 1:
+		return fmt.Errorf("invalid demonstration mix %v: want 0..1 of the batch size", o.demoMix)
 	case o.replayRat <= 0:
 		return fmt.Errorf("invalid replay ratio %v: want > 0", o.replayRat)
 	case o.hyper.LR <= 0:
 		return fmt.Errorf("invalid learning rate %v: want > 0", o.hyper.LR)
-	case o.groupSize < 2 && o.hyper.Algo == GRPO:
+	case o.groupSize < 2 && o.hyper.Algo.Grouped():
 		return fmt.Errorf("invalid GRPO group size %d: want at least 2", o.groupSize)
 	case o.policyName == "":
 		return fmt.Errorf("invalid policy name: empty")
@@ -181,6 +185,13 @@ func WithMaxStaleness(eta float64) Option { return func(o *options) { o.maxStale
 // demonstrations (source = SOURCE_DEMO) before policy-gradient training
 // starts, when demonstrations arrive (default 300; 0 turns cloning off).
 func WithBCUpdates(n int) Option { return func(o *options) { o.bcUpdates = n } }
+
+// WithDemoMix adds demonstrations to every policy-gradient update after the
+// warm start: round(share × batch size) demonstration samples, trained by
+// the behaviour-cloning loss beside the batch's policy-gradient samples
+// (default 0.25; 0 turns it off; nothing changes while no demonstration
+// arrived).
+func WithDemoMix(share float64) Option { return func(o *options) { o.demoMix = share } }
 
 // WithCheckpointDir keeps checkpoints in dir (default: none).
 func WithCheckpointDir(dir string) Option { return func(o *options) { o.ckptDir = dir } }

@@ -105,7 +105,7 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		// Demonstrations are few and precious: kept until the warm start
 		// is over, however often they were used.
 		demos:  newReplay(max(o.capacity, 20000), 0, FIFO, o.seed+1),
-		asm:    newAssembler(o.gamma, o.hyper.Algo == GRPO, o.groupSize, o.openTTL),
+		asm:    newAssembler(o.gamma, o.hyper.Algo.Grouped(), o.groupSize, o.openTTL),
 		failed: make(chan error, 1),
 	}
 	if o.syncBatch > 0 {
@@ -113,7 +113,7 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	}
 	if o.curriculum != nil {
 		c := *o.curriculum
-		if o.hyper.Algo == GRPO && c.GroupSize == 0 {
+		if o.hyper.Algo.Grouped() && c.GroupSize == 0 {
 			c.GroupSize = o.groupSize
 		}
 		if s.cur, err = newCurriculum(c, s.log); err != nil {
@@ -536,6 +536,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 		Metrics: map[string]float64{
 			"loss": st.Loss, "policy_loss": st.PolicyLoss, "value_loss": st.ValueLoss, "entropy": st.Entropy,
 			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL,
+			"behaviour_weight": st.BehaviourWeight, "behaviour_capped": st.BehaviourCapped,
 			"staleness": st.Staleness, "max_staleness": st.MaxStaleness,
 			"samples": float64(s.ingested.Load()), "demo_samples": float64(s.demoIn.Load()), "replay": float64(s.replay.len()),
 			"versions_behind": behind,

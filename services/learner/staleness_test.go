@@ -170,3 +170,55 @@ func TestStalenessHoldIsBounded(t *testing.T) {
 		t.Fatalf("maxHold %s is not under the actors' default task pause of 30s", maxHold)
 	}
 }
+
+// After the warm start every policy-gradient batch carries its share of
+// demonstrations; before it, or with the mix off, or with no
+// demonstration in, the batch goes out as drawn.
+func TestDemoMix(t *testing.T) {
+	if _, err := New(nil, nil, topics.New(), WithDemoMix(1.5)); err == nil {
+		t.Fatal("a demonstration mix above 1 was accepted")
+	}
+	demos := func(b []*sample) (n int) {
+		for _, s := range b {
+			if s.demo {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name   string
+		mix    float64
+		demos  int
+		bcDone bool
+		want   int
+	}{
+		{"warm start over", 0.25, 40, true, 16},
+		{"during the warm start", 0.25, 40, false, 0},
+		{"mix off", 0, 40, true, 0},
+		{"no demonstrations", 0.25, 0, true, 0},
+		{"fewer than the share", 0.5, 5, true, 32},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(nil, nil, topics.New(), WithDemoMix(c.mix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range c.demos {
+				s.demos.add(&sample{demo: true, key: "d"})
+			}
+			s.bcDone.Store(c.bcDone)
+			s.replay.add(episodeOf(0, 64)...)
+			drawn := s.replay.batch(64)
+			got := s.withDemos(drawn)
+			if len(got) != 64+c.want || demos(got) != c.want {
+				t.Fatalf("batch of %d with %d demonstrations, want %d with %d", len(got), demos(got), 64+c.want, c.want)
+			}
+			for i := range drawn {
+				if got[i] != drawn[i] {
+					t.Fatalf("sample %d of the drawn batch changed", i)
+				}
+			}
+		})
+	}
+}

@@ -16,20 +16,44 @@ import (
 type Algo string
 
 const (
-	// PPO clips the importance ratio exp(logp - logp_old) of the stored
-	// behaviour log-prob, with a value baseline and an entropy bonus.
+	// PPO is the clipped surrogate with a value baseline and an entropy
+	// bonus, in AReaL's decoupled form (Fu et al. 2025): the ratio that is
+	// clipped is against a proximal policy, the learner's parameters when
+	// the sample was first trained on, and the stored behaviour log-prob
+	// only weighs the sample (π_prox/π_behav, off above BehaviourCap). An
+	// async sample acted by a version k behind is then corrected for the
+	// k versions without those versions' steps being clipped as this
+	// update's.
 	PPO Algo = "ppo"
+	// PPOPlain clips the ratio exp(logp - logp_old) against the stored
+	// behaviour log-prob itself: PPO as written for on-policy data.
+	PPOPlain Algo = "ppo-plain"
 	// Reinforce is the plain score-function gradient with a learned value
 	// baseline; it ignores logp_old, so it is only right near on-policy.
 	Reinforce Algo = "reinforce"
 	// GRPO is multi-turn group-relative PPO: every step of an episode gets
 	// the episode's return normalised within its group (episodes of the
-	// same task seed), no critic needed.
+	// same task seed), no critic needed; its ratio decoupled as PPO's.
 	GRPO Algo = "grpo"
+	// GRPOPlain is GRPO with PPOPlain's ratio.
+	GRPOPlain Algo = "grpo-plain"
 )
 
 // Algos are the objectives -algo offers.
-var Algos = []Algo{PPO, Reinforce, GRPO}
+var Algos = []Algo{PPO, PPOPlain, Reinforce, GRPO, GRPOPlain}
+
+// Grouped reports whether the objective normalises returns within groups.
+func (a Algo) Grouped() bool { return a == GRPO || a == GRPOPlain }
+
+// Decoupled reports whether the clipped ratio is against the proximal
+// policy (PPO, GRPO) rather than the behaviour policy.
+func (a Algo) Decoupled() bool { return a == PPO || a == GRPO }
+
+// BehaviourCap is the largest behaviour weight π_prox/π_behav a decoupled
+// sample is trained with; a sample above it is left out of the policy term
+// (AReaL's cap: an action the proximal policy finds far likelier than its
+// actor did says the two policies are too far apart to correct between).
+const BehaviourCap = 5.0
 
 // ParseAlgo checks a flag value.
 func ParseAlgo(s string) (Algo, error) {
@@ -60,6 +84,11 @@ type sample struct {
 	feats   *policy.Features
 	choice  policy.Choice
 	logpOld float64
+	// logpProx is the proximal log-prob of a decoupled objective: the
+	// sample's log-prob under the learner's parameters at its first use
+	// (set then, when hasProx turns true).
+	logpProx float64
+	hasProx  bool
 	// ret is the discounted return from this step on.
 	ret float64
 	// adv is the group-relative advantage (GRPO only).
@@ -76,6 +105,10 @@ type sample struct {
 // stepStats are one update's diagnostics.
 type stepStats struct {
 	Loss, PolicyLoss, ValueLoss, Entropy, BCLoss, ClipFrac, ApproxKL float64
+	// BehaviourWeight is the mean π_prox/π_behav of the batch's policy
+	// samples under a decoupled objective (1 under the others), and
+	// BehaviourCapped the share left out above BehaviourCap.
+	BehaviourWeight, BehaviourCapped float64
 	// Staleness and MaxStaleness are the mean and largest policy lag of the
 	// batch's policy samples: the version being trained (newest published
 	// + 1) minus the version that acted the sample.
@@ -161,7 +194,7 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 		polMask[i] = 1
 		st.Policy++
 		polIdx = append(polIdx, i)
-		if t.hp.Algo == GRPO {
+		if t.hp.Algo.Grouped() {
 			adv[i] = x.adv
 		} else {
 			adv[i] = x.ret - values[i]
@@ -171,7 +204,7 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	for i := range adv {
 		st.absAdv[i] = math.Abs(adv[i])
 	}
-	if t.hp.Algo != GRPO && len(polIdx) > 1 {
+	if !t.hp.Algo.Grouped() && len(polIdx) > 1 {
 		// Normalised per batch: the step size stops depending on the
 		// reward scale.
 		var mean, sq float64
@@ -212,13 +245,24 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	s.tmp = append(s.tmp, ent)
 
 	var pgPer *ts.Tensor // [B], per-sample policy loss
+	st.BehaviourWeight = 1
 	switch t.hp.Algo {
 	case Reinforce:
 		pgPer = s.neg(s.mul(logp, advT))
-	default: // PPO, GRPO: clipped surrogate on the stored behaviour log-prob
-		ratio := s.exp(s.sub(logp, oldT))
+	default: // PPO, GRPO: the clipped surrogate
+		anchor := oldT
+		var behav *ts.Tensor
+		if t.hp.Algo.Decoupled() {
+			if anchor, behav, err = t.decouple(s, logp, batch, polIdx, oldF, &st); err != nil {
+				return st, err
+			}
+		}
+		ratio := s.exp(s.sub(logp, anchor))
 		clipped := s.clamp(ratio, 1-t.hp.ClipEps, 1+t.hp.ClipEps)
 		pgPer = s.neg(s.minimum(s.mul(ratio, advT), s.mul(clipped, advT)))
+		if behav != nil {
+			pgPer = s.mul(pgPer, behav)
+		}
 		if r, err := s.values(ratio); err == nil {
 			var kl float64
 			for _, i := range polIdx {
@@ -238,9 +282,10 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	entMean := s.mulScalar(s.sumAll(s.mul(ent, polT)), 1/nPol)
 	bcLoss := s.mulScalar(s.sumAll(s.mul(s.neg(logp), demoT)), 1/nDemo)
 	v := s.reshape(out.value, -1)
-	vLoss := s.mulScalar(s.sumAll(s.square(s.sub(v, retT))), 1/float64(B))
+	// Demonstrations carry no return: the value learns on policy samples.
+	vLoss := s.mulScalar(s.sumAll(s.mul(s.square(s.sub(v, retT)), polT)), 1/nPol)
 	var total *ts.Tensor
-	if t.hp.Algo == GRPO {
+	if t.hp.Algo.Grouped() {
 		// No critic in GRPO's objective; the value head still learns (a
 		// small term) so that a switch to PPO starts from a baseline.
 		total = s.add(pgLoss, s.mulScalar(vLoss, 0.1*t.hp.ValueCoef))
@@ -398,4 +443,46 @@ func staleness(batch []*sample, training uint64) (mean, largest float64) {
 		return 0, 0
 	}
 	return mean / float64(n), largest
+}
+
+// decouple gives a decoupled objective's clip anchor (the proximal
+// log-probs, [B]) and behaviour weights ([B], 0 above BehaviourCap). A
+// policy sample trained on for the first time takes its log-prob under
+// the current parameters as its proximal one, so its ratio starts at 1;
+// its later uses are clipped against that. Demonstrations get weight 0
+// (their policy term is masked anyway).
+func (t *trainer) decouple(s *scope, logp *ts.Tensor, batch []*sample, polIdx []int, old []float32, st *stepStats) (anchor, behav *ts.Tensor, err error) {
+	now, err := s.values(logp)
+	if err != nil {
+		return nil, nil, err
+	}
+	B := len(batch)
+	prox, w := make([]float32, B), make([]float32, B)
+	var sum float64
+	capped := 0
+	for i := range batch {
+		prox[i] = old[i]
+	}
+	for _, i := range polIdx {
+		x := batch[i]
+		if !x.hasProx {
+			x.logpProx, x.hasProx = now[i], true
+		}
+		prox[i] = float32(x.logpProx)
+		r := math.Exp(x.logpProx - x.logpOld)
+		if r > BehaviourCap || math.IsNaN(r) {
+			capped++
+			continue
+		}
+		w[i] = float32(r)
+		sum += r
+	}
+	if n := len(polIdx); n > 0 {
+		st.BehaviourCapped = float64(capped) / float64(n)
+		if n > capped {
+			st.BehaviourWeight = sum / float64(n-capped)
+		}
+	}
+	anchor, behav = s.keep(float32Tensor(prox, int64(B))), s.keep(float32Tensor(w, int64(B)))
+	return anchor, behav, s.err
 }

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -92,7 +93,7 @@ func margin(batch []*sample, lp []float64) float64 {
 // demonstrated actions' log-prob.
 func TestTrainerAlgorithmsPreferRewardedActions(t *testing.T) {
 	arch := smallArch()
-	for _, algo := range []Algo{PPO, Reinforce, GRPO} {
+	for _, algo := range Algos {
 		t.Run(string(algo), func(t *testing.T) {
 			batch := rewardBatch(t, arch, 48, 7)
 			hp := DefaultHyper()
@@ -167,6 +168,118 @@ func TestTrainerAlgorithmsPreferRewardedActions(t *testing.T) {
 			t.Fatalf("behaviour cloning did not raise the demonstrated actions' log-prob: %.3f -> %.3f", before, after)
 		}
 	})
+}
+
+// TestDecoupledRatio: under the decoupled objective a stale sample (its
+// behaviour log-prob far from the learner's) is not clipped at its first
+// use, where the plain objective clips it at once; it is weighed by
+// π_prox/π_behav, and left out above BehaviourCap; its later uses are
+// clipped against the proximal log-prob it got at the first.
+func TestDecoupledRatio(t *testing.T) {
+	arch := smallArch()
+	run := func(algo Algo, shift float64, steps int) (first, last stepStats, batch []*sample) {
+		t.Helper()
+		batch = rewardBatch(t, arch, 32, 21)
+		hp := DefaultHyper()
+		hp.Algo, hp.LR = algo, 3e-3
+		err := onTorchThread(func() error {
+			tr, err := newTrainer(arch, arch.NewParams(3), hp)
+			if err != nil {
+				return err
+			}
+			defer tr.close()
+			lp := logps(t, tr, batch)
+			for i, x := range batch {
+				x.logpOld = lp[i] - shift // acted by an older policy
+			}
+			for k := range steps {
+				st, err := tr.step(batch)
+				if err != nil {
+					return err
+				}
+				if k == 0 {
+					first = st
+				}
+				last = st
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return first, last, batch
+	}
+	// The behaviour policy gave every action e^-1 of today's probability.
+	plain, _, _ := run(PPOPlain, 1, 1)
+	dec, last, batch := run(PPO, 1, 40)
+	if plain.ClipFrac < 0.99 {
+		t.Errorf("plain PPO clipped %.2f of the stale batch at its first use, want all", plain.ClipFrac)
+	}
+	if dec.ClipFrac != 0 || math.Abs(dec.BehaviourWeight-math.E) > 1e-3 || dec.BehaviourCapped != 0 {
+		t.Errorf("decoupled first use: clip %.2f, behaviour weight %.4f, capped %.2f; want 0, e, 0", dec.ClipFrac, dec.BehaviourWeight, dec.BehaviourCapped)
+	}
+	if last.ClipFrac == 0 {
+		t.Errorf("after 40 updates on the same batch nothing was clipped against the proximal log-probs")
+	}
+	for _, x := range batch {
+		if !x.hasProx || math.Abs(x.logpProx-(x.logpOld+1)) > 1e-4 {
+			t.Fatalf("proximal log-prob %v (set %v), want the first use's %v", x.logpProx, x.hasProx, x.logpOld+1)
+		}
+	}
+	// e^2 > BehaviourCap: every sample is left out of the policy term.
+	capped, _, _ := run(PPO, 2, 1)
+	if capped.BehaviourCapped != 1 || capped.PolicyLoss != 0 {
+		t.Errorf("behaviour weight e^2: capped %.2f, policy loss %v; want all capped, 0", capped.BehaviourCapped, capped.PolicyLoss)
+	}
+}
+
+// TestTrainerMixedBatch: a batch of policy samples and demonstrations
+// counts both, clones the demonstrations, and keeps them out of the value
+// loss (they carry no return): the same policy samples give the same value
+// loss with and without demonstrations beside them.
+func TestTrainerMixedBatch(t *testing.T) {
+	arch := smallArch()
+	pol := rewardBatch(t, arch, 24, 11)
+	var demos []*sample
+	for _, s := range rewardBatch(t, arch, 8, 13) {
+		if s.ret > 0 {
+			d := *s
+			d.demo, d.ret = true, 0
+			demos = append(demos, &d)
+		}
+	}
+	mixed := append(append([]*sample(nil), pol...), demos...)
+	var alone, with stepStats
+	err := onTorchThread(func() error {
+		for _, c := range []struct {
+			batch []*sample
+			st    *stepStats
+		}{{pol, &alone}, {mixed, &with}} {
+			tr, err := newTrainer(arch, arch.NewParams(3), DefaultHyper())
+			if err != nil {
+				return err
+			}
+			st, err := tr.step(c.batch)
+			tr.close()
+			if err != nil {
+				return err
+			}
+			*c.st = st
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.Policy != len(pol) || with.Demo != len(demos) || with.BCLoss <= 0 {
+		t.Fatalf("mixed step: %d policy, %d demo samples, bc loss %v; want %d, %d, > 0", with.Policy, with.Demo, with.BCLoss, len(pol), len(demos))
+	}
+	if alone.BCLoss != 0 {
+		t.Fatalf("a batch without demonstrations has bc loss %v", alone.BCLoss)
+	}
+	if d := math.Abs(with.ValueLoss - alone.ValueLoss); d > 1e-6*max(1, alone.ValueLoss) {
+		t.Fatalf("value loss %v with demonstrations beside the policy samples, %v without", with.ValueLoss, alone.ValueLoss)
+	}
 }
 
 func mean(xs []float64) float64 {

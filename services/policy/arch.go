@@ -18,7 +18,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 16
+const FeaturesVersion = 17
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -64,6 +64,9 @@ type Architecture struct {
 	// PointHidden is the width of a cell's row in the point head (G rows
 	// of it: the head's cost), narrower than Hidden.
 	PointHidden int `json:"point_hidden"`
+	// Ablations are the inputs this policy does without (AblateVision,
+	// AblateTaskSpecific; default none): zeroed by the featurizer.
+	Ablations []Ablation `json:"ablations,omitempty"`
 
 	// Descriptive only (rewritten by Normalize): what each feature column
 	// means, and the graph's inputs and outputs.
@@ -168,6 +171,11 @@ func (a *Architecture) Validate() error {
 	} {
 		if d.v < 1 || d.v > 4096 {
 			return fmt.Errorf("unable to use %s = %d: want 1..4096", d.name, d.v)
+		}
+	}
+	for _, x := range a.Ablations {
+		if !slices.Contains(Ablations, x) {
+			return fmt.Errorf("unable to use ablation %q: this build knows %v", x, Ablations)
 		}
 	}
 	if a.PointSubdivisions < 1 || a.PointSubdivisions > 16 {

@@ -116,6 +116,8 @@ const (
 	cfInnerMark
 	cfFromMemory
 	cfTypedBefore
+	cfDerived
+	cfUpperCase
 	numCandFeatures
 )
 
@@ -148,7 +150,7 @@ const pairOn = 4
 var candidateFeatureNames = []string{
 	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
 	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr", "is_option",
-	"span", "capitalised", "inner_mark", "from_memory", "typed_before",
+	"span", "capitalised", "inner_mark", "from_memory", "typed_before", "derived", "upper_case",
 }
 
 const (
@@ -268,6 +270,7 @@ var featurizeStages = []featurizeStage{
 	{"candidates", stage((*featurizer).candidates)},
 	{"select-masks", stage((*featurizer).selectMasks)},
 	{"type-mask", stage((*featurizer).typeMask)},
+	{"ablations", stage((*featurizer).ablate)},
 }
 
 // featurizeStage is one named stage of Featurize.
@@ -631,7 +634,7 @@ func (z *featurizer) candidates() {
 	// Text candidates: quoted phrases, then single instruction words, then
 	// the kept elements' texts, values and options.
 	var cs candidateList
-	f.Candidates, cs = candidates(z.obs, quotes, els, K)
+	f.Candidates, cs = candidates(z.obs, quotes, els, K, !a.ablates(AblateTaskSpecific))
 	nQuoted, nSpans, nInstr := cs.quoted, cs.spans, cs.instr
 	typed := map[string]bool{} // the values earlier steps typed or chose
 	for _, st := range z.obs.GetMemory() {
@@ -643,7 +646,7 @@ func (z *featurizer) candidates() {
 		cw := instruction.LowerWords(c)
 		row := f.CandFeats[k*Fc : (k+1)*Fc]
 		isQuote := k < nQuoted
-		isSpan := !isQuote && k < nSpans
+		isSpan := k >= cs.derived && k < nSpans
 		row[cfQuoted] = bool01(isQuote)
 		row[cfSpan] = bool01(isSpan)
 		row[cfCapitalised] = bool01(capitalised(c))
@@ -651,6 +654,8 @@ func (z *featurizer) candidates() {
 		row[cfFromPage] = bool01(k >= nInstr && k < cs.page)
 		row[cfFromMemory] = bool01(k >= cs.page)
 		row[cfTypedBefore] = bool01(typed[strings.ToLower(c)])
+		row[cfDerived] = bool01(k >= nQuoted && k < cs.derived)
+		row[cfUpperCase] = bool01(strings.ToUpper(c) == c && strings.ToLower(c) != c)
 		row[cfInInstr] = bool01(instruction.ContainsRun(iw, cw))
 		row[cfSingleWord] = bool01(len(cw) == 1 && !isQuote)
 		if i := instruction.IndexRun(iw, cw); i >= 0 {
@@ -813,13 +818,15 @@ func pickElements(all []*eventspb.Element, fw, fh float64, n int) []*eventspb.El
 }
 
 // candidateList says where each group of candidates ends: candidates
-// [0, quoted) are the quoted values, [quoted, spans) the instruction's
-// spans, [spans, instr) its other words, [instr, page) the current page's
-// texts, [page, len) earlier pages' (the memory).
-type candidateList struct{ quoted, spans, instr, page int }
+// [0, quoted) are the quoted values, [quoted, derived) the values derived
+// from them and from the page (derivedValues), [derived, spans) the
+// instruction's spans, [spans, instr) its other words, [instr, page) the
+// current page's texts, [page, len) earlier pages' (the memory).
+type candidateList struct{ quoted, derived, spans, instr, page int }
 
 // candidates lists the text choices, deduplicated case-insensitively, at
-// most k: the quoted phrases in order, then the instruction's unquoted
+// most k: the quoted phrases in order, then the values derived from them
+// and the page (their case variants, arithmetic answers), then the instruction's unquoted
 // spans of up to maxSpanWords tokens (a name, an address, an email or a
 // username typed whole), then its words, then the page's text: each kept
 // element's text, value and options (a select's), in the elements' order,
@@ -829,7 +836,7 @@ type candidateList struct{ quoted, spans, instr, page int }
 // earlier pages' text lines in the memory, newest page first (a phone
 // number read two pages ago). A page text without a word (letters or
 // digits) is left out; when k runs out, the memory goes first.
-func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Element, k int) (out []string, cs candidateList) {
+func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Element, k int, derive bool) (out []string, cs candidateList) {
 	instr := obs.GetInstruction()
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -843,6 +850,19 @@ func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Elem
 		add(q)
 	}
 	cs.quoted = len(out)
+	var derived []string
+	if derive {
+		derived = derivedValues(instr, quotes, obs.GetPageText())
+	}
+	for _, d := range derived {
+		// A case variant differs from its phrase in case only: it is
+		// deduplicated by exact text, the other groups ignoring case.
+		if len(out) < k && !slices.Contains(out, d) {
+			seen[strings.ToLower(d)] = true
+			out = append(out, d)
+		}
+	}
+	cs.derived = len(out)
 	for _, sp := range instruction.Spans(instr, maxSpanWords) {
 		add(sp)
 	}

@@ -39,6 +39,7 @@ const (
 	TargetMasked     Unrepresentable = "the type may not target that element"
 	TextMasked       Unrepresentable = "the text is masked for that element"
 	PointOutside     Unrepresentable = "its point is outside the frame"
+	KeyNotPressable  Unrepresentable = "the press head sends Enter only"
 )
 
 // NotRepresentableError is an ErrNotRepresentable with its kind; Detail
@@ -380,6 +381,11 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 		if c.Element < 0 {
 			return c, notRepresentable(ElementNotKept, "bid %q is not among the %d kept elements", act.GetBid(), len(f.BIDs))
 		}
+	}
+	if k := act.GetKey(); typ == eventspb.ActionType_ACTION_TYPE_PRESS && k != "" && k != PressKey {
+		// ActionOf would send Enter: taking this step as the policy's
+		// would clone or credit a different action.
+		return c, notRepresentable(KeyNotPressable, "key %q is not %s", k, PressKey)
 	}
 	if UsesText(typ) {
 		if act.TextToken != nil && int(act.GetTextToken()) < len(f.Candidates) && f.Candidates[act.GetTextToken()] == act.GetText() {

@@ -129,6 +129,15 @@ func TestChoiceOfRejectsUnrepresentableActions(t *testing.T) {
 	if err != nil || c.Candidate != 0 || c.Element != 0 {
 		t.Fatalf("ChoiceOf demo fill = %+v, %v", c, err)
 	}
+	// The press head sends Enter: a recorded press of another key is not
+	// its action, whatever element it went to.
+	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "Enter"}); err != nil {
+		t.Fatalf("press Enter: %v", err)
+	}
+	var nr *NotRepresentableError
+	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "ArrowRight"}); !errors.As(err, &nr) || nr.Kind != KeyNotPressable {
+		t.Fatalf("press ArrowRight: err = %v, want %q", err, KeyNotPressable)
+	}
 	// A masked choice has no log-prob.
 	o := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_NOOP: 0})
 	if _, err := a.LogProb(o, Choice{Type: a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK), Element: 0, Candidate: -1}); !errors.Is(err, ErrNotRepresentable) {

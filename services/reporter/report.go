@@ -180,26 +180,35 @@ func writeMiniWoBScores(b *strings.Builder, rows []TaskRate) {
 	}
 	b.WriteString("\n## MiniWoB++ scores, as the published tables count them\n\n")
 	b.WriteString("Held-out greedy episodes as above. Score: the mean raw reward (in [−1, 1]); strict: raw reward 1; raw > 0 counts a partly right answer (find-greatest's 0.1) as a success. Published columns are not measured here; \"-\": not reported.\n\n")
-	b.WriteString("| task | score | strict | raw > 0 | random-init score | human (published) | CC-Net (published) |\n|---|---|---|---|---|---|---|\n")
-	var sum float64
-	var n int
+	b.WriteString("Set: *dev* for the development set (tasks whose episodes or pages designed a feature; `catalog.MiniWoBDevelopment`), *other* for the rest.\n\n")
+	b.WriteString("| task | set | score | strict | raw > 0 | random-init score | human (published) | CC-Net (published) |\n|---|---|---|---|---|---|---|---|\n")
+	var all, dev, other scoreSum
 	for _, r := range mw {
 		cells := []string{"-", "-", "-", "-"}
+		_, isDev := catalog.MiniWoBDevelopment(r.Family)
+		set := map[bool]string{true: "dev", false: "other"}[isDev]
 		if h := r.HeldOut; h.N > 0 {
 			cells[0] = fmt.Sprintf("%.2f", h.Score())
 			cells[1] = fmt.Sprintf("%d/%d", h.Strict, h.N)
 			cells[2] = fmt.Sprintf("%d/%d", h.Success, h.N)
-			sum += h.Score()
-			n++
+			human, ok := pub.Score(r.Family, catalog.PublishedHuman)
+			beats := ok && h.Score() > human
+			all.add(h.Score(), beats)
+			if isDev {
+				dev.add(h.Score(), beats)
+			} else {
+				other.add(h.Score(), beats)
+			}
 		}
 		if h := r.RandomHeldOut; h.N > 0 {
 			cells[3] = fmt.Sprintf("%.2f", h.Score())
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Family, cells[0], cells[1], cells[2], cells[3],
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Family, set, cells[0], cells[1], cells[2], cells[3],
 			pub.Cell(r.Family, catalog.PublishedHuman), pub.Cell(r.Family, catalog.PublishedCCNet))
 	}
-	if n > 0 {
-		fmt.Fprintf(b, "\nMean score over the %d tasks with held-out episodes: %.2f.\n", n, sum/float64(n))
+	if all.n > 0 {
+		fmt.Fprintf(b, "\nMean score over the %d tasks with held-out episodes: %.2f (%d above the published human score).\n", all.n, all.mean(), all.beatHuman)
+		fmt.Fprintf(b, "Development set: %s. Other tasks: %s.\n", dev, other)
 	}
 	fmt.Fprintf(b, "\nPublished: %s\n", pub.Source)
 }
@@ -210,4 +219,32 @@ func frac(r Rate) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d (%.0f%%)", r.Success, r.N, 100*r.Value())
+}
+
+// scoreSum is a mean score over tasks, and how many beat the published
+// human score.
+type scoreSum struct {
+	sum          float64
+	n, beatHuman int
+}
+
+func (s *scoreSum) add(score float64, beatsHuman bool) {
+	s.sum += score
+	s.n++
+	if beatsHuman {
+		s.beatHuman++
+	}
+}
+
+func (s scoreSum) mean() float64 { return s.sum / float64(max(s.n, 1)) }
+
+func (s scoreSum) String() string {
+	if s.n == 0 {
+		return "no task with held-out episodes"
+	}
+	tasks := "tasks"
+	if s.n == 1 {
+		tasks = "task"
+	}
+	return fmt.Sprintf("mean score %.2f over %d %s (%d above the human score)", s.mean(), s.n, tasks, s.beatHuman)
 }

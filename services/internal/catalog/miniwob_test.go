@@ -196,3 +196,22 @@ func TestMiniWoBPublishedScores(t *testing.T) {
 		t.Errorf("a score of 1.5 gave %v", err)
 	}
 }
+
+// The development set names supported tasks of the table only, each with
+// what it designed.
+func TestMiniWoBDevelopmentSet(t *testing.T) {
+	dev := MiniWoBDevelopmentSet()
+	if len(dev) < 11 {
+		t.Fatalf("development set of %d tasks: the 11 acceptance tasks at least", len(dev))
+	}
+	for _, n := range dev {
+		tk, ok := MiniWoBTaskByName(n)
+		why, _ := MiniWoBDevelopment(MiniWoBPrefix + n)
+		if !ok || !tk.Supported() || why == "" {
+			t.Errorf("%s: in the table %v, supported %v, why %q", n, ok, tk.Supported(), why)
+		}
+	}
+	if _, ok := MiniWoBDevelopment("miniwob/use-slider"); ok {
+		t.Error("use-slider is in the development set")
+	}
+}

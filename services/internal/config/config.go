@@ -14,6 +14,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // EmbeddedBroker is the Brokers value that starts franz-go's in-process fake
@@ -64,6 +65,10 @@ type Config struct {
 	// MiniWoB++'s pages need). Empty: the suite's, bid for builtin and
 	// bid+coord otherwise. Published weights carry their own.
 	ActionSet string
+	// Ablate lists the inputs a fresh policy does without (comma list of
+	// vision and task-specific; default none), for the ablation runs of
+	// the generalisation protocol. Published weights carry their own.
+	Ablate string
 	// Loop is the RL loop: async (actors never wait for the learner, the
 	// learner never waits for a batch) or sync (the classic on-policy loop:
 	// each batch of episodes, one per executor, acts with one version;
@@ -166,6 +171,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
 	str(&c.ActionSet, "action-set", "", "action space of a fresh policy: bid (noop, click, fill, select_option, scroll, press, go_back, send_msg_to_user) or bid+coord (and dblclick, hover, mouse_click, mouse_move, mouse_drag_and_drop); empty: the suite's (bid for builtin, bid+coord for miniwob and all)")
+	str(&c.Ablate, "ablate", "", "inputs a fresh policy does without, a comma list: vision (the frame zeroed, colour features off), task-specific (the features written for one task, derived values); empty: none")
 	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")
 	str(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -309,6 +315,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.ActionSet = string(set)
+	if _, err := policy.ParseAblations(c.Ablate); err != nil {
+		return fmt.Errorf("invalid -ablate: %w", err)
+	}
 	if c.Webenv.Split != "" {
 		if _, err := catalog.ParseSplit(c.Webenv.Split); err != nil {
 			return fmt.Errorf("invalid -webenv-split: %w", err)
@@ -351,6 +360,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("topic_prefix", c.TopicPrefix),
 		slog.String("suite", c.Suite),
 		slog.String("action_set", c.ActionSet),
+		slog.String("ablate", c.Ablate),
 		slog.String("loop", c.Loop),
 		slog.String("kafka_sasl", c.Kafka.SASLMechanism),
 		slog.String("kafka_sasl_user", c.Kafka.SASLUser),
@@ -378,4 +388,13 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// FreshArchitecture is the architecture of a policy this run starts from
+// scratch (the learner's first version, the actors' random-init policy):
+// the default one in the run's action set, without the ablated inputs.
+func (c *Config) FreshArchitecture() policy.Architecture {
+	a := policy.ArchitectureFor(action.Set(c.ActionSet))
+	a.Ablations, _ = policy.ParseAblations(c.Ablate) // checked by Validate
+	return a
 }

@@ -62,6 +62,8 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{[]string{"-kafka-tls-cert", "c.pem"}, nil, "go together"},
 		{[]string{"-topic-partitions", "0"}, nil, "invalid -topic-partitions"},
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
+		{[]string{"-ablate", "vision,colour"}, nil, `invalid -ablate: unknown ablation "colour"`},
+		{[]string{"-demo-mix", "1.5"}, nil, "invalid -demo-mix"},
 		{nil, map[string]string{"ASYNCWEBRL_STOP_TIMEOUT": "forever"}, "invalid ASYNCWEBRL_STOP_TIMEOUT"},
 		{nil, map[string]string{"ASYNCWEBRL_ADMIN_ADDR": "7070"}, "invalid -admin-addr"},
 	}

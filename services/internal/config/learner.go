@@ -27,6 +27,9 @@ type Learner struct {
 	// issues first for the behaviour-cloning warm start (0: no warm start).
 	Demos     int
 	BCUpdates int
+	// DemoMix is the share of each policy-gradient batch drawn from the
+	// demonstrations after the warm start.
+	DemoMix float64
 	// Curriculum runs the task scheduler inside the learner.
 	Curriculum bool
 	// InFlight bounds the scheduler's outstanding assignments.
@@ -50,7 +53,7 @@ type Run struct {
 }
 
 func (l *Learner) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo, reinforce or grpo (env "+envName("algo")+")")
+	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo or grpo (their clip anchored on a proximal policy, the stored behaviour log-prob weighing the sample: AReaL's decoupled objective), ppo-plain or grpo-plain (clipped against the behaviour log-prob), or reinforce (env "+envName("algo")+")")
 	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling: fifo or prioritized (task-balanced draws), or epochs (each arriving sample used replay-ratio times in shuffled minibatches, as the on-policy learner) (env "+envName("replay")+")")
 	fs.IntVar(&l.BatchSize, "batch-size", 64, "learner: samples per update (env "+envName("batch-size")+")")
 	fs.Float64Var(&l.ReplayRatio, "replay-ratio", 8, "learner: average times each sample is trained on; paces updates by experience (env "+envName("replay-ratio")+")")
@@ -61,6 +64,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.Float64Var(&l.MaxStaleness, "max-staleness", 0, "learner: the scheduler holds tasks back while the learner owes more than this many versions of updates to samples it holds (AReaL's staleness bound); 0 = off (env "+envName("max-staleness")+")")
 	fs.IntVar(&l.Demos, "demos", 0, "learner: oracle demonstration episodes to schedule first for the behaviour-cloning warm start; 0 = none (env "+envName("demos")+")")
 	fs.IntVar(&l.BCUpdates, "bc-updates", 300, "learner: behaviour-cloning updates on demonstrations before RL (env "+envName("bc-updates")+")")
+	fs.Float64Var(&l.DemoMix, "demo-mix", 0.25, "learner: after the warm start, demonstrations added to each policy-gradient batch, as a share of the batch size, with the behaviour-cloning loss; 0 = off (env "+envName("demo-mix")+")")
 	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")
 	fs.IntVar(&l.InFlight, "in-flight", 16, "learner: scheduled tasks outstanding at once (env "+envName("in-flight")+")")
 	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
@@ -72,7 +76,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 // learner.Samplings, which a learner test holds them to (config is a leaf
 // and cannot import the learner).
 var (
-	Algos     = []string{"ppo", "reinforce", "grpo"}
+	Algos     = []string{"ppo", "ppo-plain", "reinforce", "grpo", "grpo-plain"}
 	Samplings = []string{"fifo", "prioritized", "epochs"}
 )
 
@@ -101,6 +105,8 @@ func (l *Learner) validate() error {
 		return fmt.Errorf("invalid -lr %v: want > 0", l.LR)
 	case l.PublishEvery < 0:
 		return fmt.Errorf("invalid -publish-every %d: want >= 1", l.PublishEvery)
+	case l.DemoMix < 0 || l.DemoMix > 1:
+		return fmt.Errorf("invalid -demo-mix %g: want 0..1", l.DemoMix)
 	case l.Demos < 0:
 		return fmt.Errorf("invalid -demos %d: want >= 0", l.Demos)
 	case l.EvalFraction < 0 || l.EvalFraction >= 1:

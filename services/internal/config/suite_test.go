@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 func TestSuiteFlags(t *testing.T) {
@@ -23,5 +26,20 @@ func TestSuiteFlags(t *testing.T) {
 	}
 	if _, err := Parse([]string{"-suite=miniwob++"}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "invalid -suite") {
 		t.Errorf("an unknown suite: %v", err)
+	}
+}
+
+// A fresh policy's architecture takes the run's action set and ablations.
+func TestFreshArchitecture(t *testing.T) {
+	c, err := Parse([]string{"-suite", "miniwob", "-ablate", "task-specific"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.FreshArchitecture()
+	if len(a.Ablations) != 1 || a.Ablations[0] != policy.AblateTaskSpecific || len(a.ActionTypes) != len(policy.ArchitectureFor(action.SetBidCoord).ActionTypes) {
+		t.Fatalf("fresh architecture: ablations %v, %d action types", a.Ablations, len(a.ActionTypes))
+	}
+	if d, err := Parse(nil, env(nil), io.Discard); err != nil || len(d.FreshArchitecture().Ablations) != 0 {
+		t.Fatalf("default: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
@@ -34,7 +33,7 @@ func newActor(d deps) (app.Service, error) {
 	}
 	// The random-init policy acts in the run's action space, as the
 	// learner's first version will (config resolved -action-set).
-	initial, err := policy.InitialONNX(policy.ArchitectureFor(action.Set(d.cfg.ActionSet)))
+	initial, err := policy.InitialONNX(d.cfg.FreshArchitecture())
 	if err != nil {
 		return nil, err
 	}

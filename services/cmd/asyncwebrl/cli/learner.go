@@ -1,12 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
@@ -39,11 +39,12 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithPolicyName(policyName),
 		learner.WithInstanceID(d.cfg.InstanceID),
 		learner.WithHyper(hp),
-		learner.WithArchitecture(policy.ArchitectureFor(action.Set(d.cfg.ActionSet))),
+		learner.WithArchitecture(d.cfg.FreshArchitecture()),
 		learner.WithSampling(sampling),
 		learner.WithMaxPolicyLag(l.MaxPolicyLag),
 		learner.WithMaxStaleness(l.MaxStaleness),
 		learner.WithBCUpdates(l.BCUpdates),
+		learner.WithDemoMix(l.DemoMix),
 		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
 	}
 	if d.cfg.Loop == "sync" {
@@ -87,9 +88,9 @@ func newReporter(d deps) (app.Service, error) {
 	settings := map[string]string{
 		"algo": c.Learner.Algo, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
 		"learning rate": fmt.Sprint(c.Learner.LR), "replay ratio": fmt.Sprint(c.Learner.ReplayRatio), "publish every": fmt.Sprint(c.Learner.PublishEvery),
-		"demonstrations": fmt.Sprint(c.Learner.Demos), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
+		"demonstrations": fmt.Sprint(c.Learner.Demos), "demo mix": fmt.Sprint(c.Learner.DemoMix), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
 		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),
-		"suite": c.Suite,
+		"suite": c.Suite, "features version": fmt.Sprint(policy.FeaturesVersion), "ablations": cmp.Or(c.Ablate, "none"),
 	}
 	p := d.catalog.Prefix
 	return reporter.New(d.kafka, d.catalog,

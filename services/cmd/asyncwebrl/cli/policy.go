@@ -18,7 +18,6 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/policyaudit"
-	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/joiner"
@@ -110,7 +109,7 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	onnx, version := w.GetOnnx(), w.GetVersion()
 	if w == nil {
 		log.Warn("no published version of the policy; using the initial architecture", "policy", name, "topic", cat.Name(topics.Weights))
-		arch := policy.ArchitectureFor(action.Set(cfg.ActionSet))
+		arch := cfg.FreshArchitecture()
 		if onnx, err = policy.InitialONNX(arch); err != nil {
 			return err
 		}

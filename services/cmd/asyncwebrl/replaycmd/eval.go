@@ -264,8 +264,38 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, lab
 	}
 	b.WriteString("\n\n")
 	if miniwob {
+		for i, r := range res {
+			var dev, other []string
+			for _, fam := range r.Families() {
+				if _, ok := catalog.MiniWoBDevelopment(fam); ok {
+					dev = append(dev, fam)
+				} else {
+					other = append(other, fam)
+				}
+			}
+			fmt.Fprintf(b, "%s: development set %s; other tasks %s.\n", label(i), meanOver(r, dev), meanOver(r, other))
+		}
+		b.WriteString("\n")
 		b.WriteString("Score: the mean raw reward per task, in [−1, 1], as the published tables count it; \"all\" is its mean over tasks. " +
 			"Strict: raw reward 1, MiniWoB++'s success. raw>0 counts a partly right answer (find-greatest's 0.1) as success.\n")
 		fmt.Fprintf(b, "Published columns (not measured here; \"-\": not reported): %s\n\n", pub.Source)
 	}
+}
+
+// meanOver is the mean score of r over tasks, and how many of them beat
+// the published human score.
+func meanOver(r evalResult, tasks []string) string {
+	if len(tasks) == 0 {
+		return "(no task)"
+	}
+	pub := catalog.MiniWoBPublishedScores()
+	var sum float64
+	beat := 0
+	for _, fam := range tasks {
+		sum += r.MeanRaw(fam)
+		if h, ok := pub.Score(fam, catalog.PublishedHuman); ok && r.MeanRaw(fam) > h {
+			beat++
+		}
+	}
+	return fmt.Sprintf("%.2f over %d (%d above the human score)", sum/float64(len(tasks)), len(tasks), beat)
 }
