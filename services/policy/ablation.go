@@ -1,9 +1,10 @@
 package policy
 
 import (
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // Ablation names a group of inputs a run turns off, to measure what they
@@ -41,11 +42,12 @@ func ParseAblations(s string) ([]Ablation, error) {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
-		if !slices.Contains(Ablations, Ablation(f)) {
-			return nil, fmt.Errorf("unknown ablation %q: want a comma list of %v", f, Ablations)
+		x, err := enum.Parse("ablation", f, Ablations...)
+		if err != nil {
+			return nil, err
 		}
-		if !slices.Contains(out, Ablation(f)) {
-			out = append(out, Ablation(f))
+		if !slices.Contains(out, x) {
+			out = append(out, x)
 		}
 	}
 	return out, nil

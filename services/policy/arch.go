@@ -10,6 +10,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/enum"
 )
 
 // ArchName names this family of networks in Weights.architecture.
@@ -174,8 +175,8 @@ func (a *Architecture) Validate() error {
 		}
 	}
 	for _, x := range a.Ablations {
-		if !slices.Contains(Ablations, x) {
-			return fmt.Errorf("unable to use ablation %q: this build knows %v", x, Ablations)
+		if _, err := enum.Parse("ablation", string(x), Ablations...); err != nil {
+			return fmt.Errorf("unable to use the architecture: %w", err)
 		}
 	}
 	if a.PointSubdivisions < 1 || a.PointSubdivisions > 16 {

@@ -40,6 +40,7 @@ const (
 	TextMasked       Unrepresentable = "the text is masked for that element"
 	PointOutside     Unrepresentable = "its point is outside the frame"
 	KeyNotPressable  Unrepresentable = "the press head sends Enter only"
+	ScrollNotDown    Unrepresentable = "the scroll head turns the wheel down only"
 )
 
 // NotRepresentableError is an ErrNotRepresentable with its kind; Detail
@@ -386,6 +387,10 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 		// ActionOf would send Enter: taking this step as the policy's
 		// would clone or credit a different action.
 		return c, notRepresentable(KeyNotPressable, "key %q is not %s", k, PressKey)
+	}
+	if typ == eventspb.ActionType_ACTION_TYPE_SCROLL && (act.GetDeltaY() < 0 || act.GetDeltaX() != 0) {
+		// ActionOf scrolls half a frame down.
+		return c, notRepresentable(ScrollNotDown, "a scroll by (%g, %g)", act.GetDeltaX(), act.GetDeltaY())
 	}
 	if UsesText(typ) {
 		if act.TextToken != nil && int(act.GetTextToken()) < len(f.Candidates) && f.Candidates[act.GetTextToken()] == act.GetText() {

@@ -138,6 +138,13 @@ func TestChoiceOfRejectsUnrepresentableActions(t *testing.T) {
 	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "ArrowRight"}); !errors.As(err, &nr) || nr.Kind != KeyNotPressable {
 		t.Fatalf("press ArrowRight: err = %v, want %q", err, KeyNotPressable)
 	}
+	// The scroll head turns the wheel down: up is not its action.
+	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Bid: "a1", DeltaY: 105}); err != nil {
+		t.Fatalf("scroll down: %v", err)
+	}
+	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Bid: "a1", DeltaY: -105}); !errors.As(err, &nr) || nr.Kind != ScrollNotDown {
+		t.Fatalf("scroll up: err = %v, want %q", err, ScrollNotDown)
+	}
 	// A masked choice has no log-prob.
 	o := handOutput(&a, f, map[eventspb.ActionType]float32{eventspb.ActionType_ACTION_TYPE_NOOP: 0})
 	if _, err := a.LogProb(o, Choice{Type: a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK), Element: 0, Candidate: -1}); !errors.Is(err, ErrNotRepresentable) {

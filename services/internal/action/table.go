@@ -159,7 +159,8 @@ func names() string {
 }
 
 // ToProto is a's event form (the fields of its type; the caller adds the
-// envelope, the state it acted on and the policy's facts).
+// envelope, the state it acted on and the policy's facts). A select_option
+// of several options has none.
 func ToProto(a Action) (*eventspb.Action, error) {
 	r, ok := ByName(a.Type)
 	if !ok {
@@ -172,6 +173,11 @@ func ToProto(a Action) (*eventspb.Action, error) {
 	}
 	switch a.Type {
 	case SelectOption:
+		if len(a.Options) > 1 {
+			// The event has one text: dropping the others would record
+			// (and replay) another action than the one taken.
+			return nil, fmt.Errorf("unable to convert %s: an action event carries one option", a)
+		}
 		if len(a.Options) > 0 {
 			ev.Text = a.Options[0]
 		}

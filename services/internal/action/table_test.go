@@ -61,6 +61,9 @@ func TestTableCoversTheSchema(t *testing.T) {
 	if _, err := FromProto(&eventspb.Action{}); err == nil {
 		t.Error("FromProto accepted an action of no type")
 	}
+	if _, err := ToProto(Action{Type: SelectOption, BID: "7", Options: []string{"a", "b"}}); err == nil {
+		t.Error("ToProto dropped all but one option of a multi-select")
+	}
 	if _, err := ToProto(Action{Type: "keyboard_type"}); err == nil {
 		t.Error("ToProto accepted an action type the table does not have")
 	}

@@ -41,7 +41,6 @@ var miniwobDevelopment = map[string]string{
 	"click-collapsible-2": "the finding potential",
 	"navigate-tree":       "the finding potential",
 	"highlight-text":      "the point head's offsets (features v16)",
-	"hover-shape":         "mouse_move (features v16)",
 	"enter-text-2":        "derived values: case variants (features v17)",
 	"simple-arithmetic":   "derived values: arithmetic (features v17)",
 	"simple-algebra":      "derived values: arithmetic (features v17)",

@@ -30,7 +30,25 @@ func steps(fs ...func() error) error {
 // reads it off the screen, the page) and acts with BrowserGym's actions.
 // They are the MiniWoB++ side of the expressiveness audit and the tests'
 // demonstrations; a task without one is listed "no solution" by the audit.
-var miniwobSolvers = map[string]MiniWoBSolver{
+// One map per kind of task, each in its own file.
+var miniwobSolvers = merged(basicSolvers, formSolvers, widgetSolvers, mouseSolvers)
+
+// merged joins the solver maps; a task in two is a programming error.
+func merged(maps ...map[string]MiniWoBSolver) map[string]MiniWoBSolver {
+	out := map[string]MiniWoBSolver{}
+	for _, m := range maps {
+		for name, s := range m {
+			if _, dup := out[name]; dup {
+				panic("oracle: two scripted solvers for " + name)
+			}
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// basicSolvers: the first solvers, the tasks of the click-and-type kind.
+var basicSolvers = map[string]MiniWoBSolver{
 	"click-test": func(ctx context.Context, p *Play) error { return p.By(ctx, submit, click) },
 	"click-test-2": func(ctx context.Context, p *Play) error {
 		return p.By(ctx, submit, click) // ONE; TWO is #subbtn2
@@ -149,13 +167,14 @@ var miniwobSolvers = map[string]MiniWoBSolver{
 		}
 		return p.On(ctx, "", "Tab #"+n, click)
 	},
-	"click-collapsible":         collapsible,
-	"click-collapsible-nodelay": collapsible,
-	"click-collapsible-2":       hiddenLink,
-	"click-tab-2":               hiddenLink,
-	"click-tab-2-easy":          hiddenLink,
-	"click-tab-2-medium":        hiddenLink,
-	"click-tab-2-hard":          hiddenLink,
+	"click-collapsible":           collapsible,
+	"click-collapsible-nodelay":   collapsible,
+	"click-collapsible-2":         hiddenLink,
+	"click-collapsible-2-nodelay": hiddenLink,
+	"click-tab-2":                 hiddenLink,
+	"click-tab-2-easy":            hiddenLink,
+	"click-tab-2-medium":          hiddenLink,
+	"click-tab-2-hard":            hiddenLink,
 	"identify-shape": func(ctx context.Context, p *Play) error {
 		// What the figure is, read off the drawing: a glyph is a letter or
 		// a digit; otherwise its element says its shape.
