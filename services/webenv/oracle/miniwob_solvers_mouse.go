@@ -692,7 +692,7 @@ func mouseDragItems(ctx context.Context, p *Play) error {
 	if err != nil {
 		return err
 	}
-	from := mouseIndex(texts, m[1])
+	from := slices.Index(texts, m[1])
 	if from < 0 {
 		return fmt.Errorf("no item %q", m[1])
 	}
@@ -711,15 +711,6 @@ func mouseDragItems(ctx context.Context, p *Play) error {
 		to = n - 1
 	}
 	return mouseSortDrag(ctx, p, boxes, from, to, false)
-}
-
-func mouseIndex(texts []string, s string) int {
-	for i, t := range texts {
-		if t == s {
-			return i
-		}
-	}
-	return -1
 }
 
 var mouseDragGridRe = regexp.MustCompile(`^Drag (.+) (to the [a-z ]+|up by one|down by one|left by one|right by one)\.$`)
@@ -742,7 +733,7 @@ func mouseDragItemsGrid(ctx context.Context, p *Play) error {
 	if err != nil {
 		return err
 	}
-	from := mouseIndex(texts, m[1])
+	from := slices.Index(texts, m[1])
 	if from < 0 {
 		return fmt.Errorf("no item %q", m[1])
 	}

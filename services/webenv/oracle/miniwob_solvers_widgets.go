@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -327,7 +328,7 @@ var widgetSolvers = map[string]MiniWoBSolver{
 		if err := p.Do(ctx, env.Action{Type: env.Click, BID: one.BID}); err != nil {
 			return err
 		}
-		if err := widgetWait(ctx, p, time.Until(t0.Add(time.Duration(sec)*time.Second))); err != nil {
+		if err := widgetWait(ctx, time.Until(t0.Add(time.Duration(sec)*time.Second))); err != nil {
 			return err
 		}
 		return p.Do(ctx, env.Action{Type: env.Click, BID: two.BID})
@@ -484,7 +485,7 @@ var widgetSolvers = map[string]MiniWoBSolver{
 				break
 			}
 			last = lit
-			if err := widgetWait(ctx, p, 15*time.Millisecond); err != nil {
+			if err := widgetWait(ctx, 15*time.Millisecond); err != nil {
 				return err
 			}
 		}
@@ -660,7 +661,7 @@ func widgetUntil(ctx context.Context, p *Play, js string, d time.Duration) error
 		if time.Now().After(end) {
 			return fmt.Errorf("still not %s after %s", js, d)
 		}
-		if err := widgetWait(ctx, p, 30*time.Millisecond); err != nil {
+		if err := widgetWait(ctx, 30*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -674,19 +675,7 @@ func widgetLook(ctx context.Context, p *Play) error {
 }
 
 // widgetWait lets d pass (the page goes on: a person watching it).
-func widgetWait(ctx context.Context, p *Play, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func widgetWait(ctx context.Context, d time.Duration) error { return backoff.Sleep(ctx, max(d, 0)) }
 
 // widgetShape is one figure of the shapes grid as it is seen: a letter or
 // digit and which, or a shape and which; its colour and size.
