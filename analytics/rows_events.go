@@ -68,6 +68,7 @@ func newObsTable(frame func(obs, *Record)) eventTable {
 func newActionTable() eventTable {
 	return newEventTable(topics.Actions, eventspb.DecodeAction, nil, fields(enum("action_type", action.GetType)),
 		named[action]("bid", "to_bid", "x", "y", "to_x", "to_y", "delta_x", "delta_y", "text"),
+		fields(val("options", func(a action) []string { return nonNil(a.GetOptions()) })),
 		fields(val("text_token", func(a action) *uint32 { return a.TextToken })), // nil (NULL) when the text was free
 		named[action]("key", "url", "obs_event_id", "log_prob", "value", "policy_name", "policy_version",
 			"inference_latency_us", "batch_size", "raw", "greedy"),

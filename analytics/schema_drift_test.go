@@ -85,7 +85,7 @@ var leftOut = func() map[string]string {
 	// The page's elements are featurizer input: they stay on the obs topic
 	// (and in event_log, byte for byte); obs.elements counts them, and
 	// element_bids and element_boxes keep what outlines an action's target.
-	for _, f := range []string{"role", "text", "checked", "value", "focused", "disabled", "options", "hint", "context", "dom_id"} {
+	for _, f := range []string{"role", "text", "checked", "value", "focused", "disabled", "options", "hint", "context", "dom_id", "selected"} {
 		m["Element."+f] = "elements stay on Kafka and in event_log; obs.elements counts them"
 	}
 	for _, f := range []string{"bid", "box"} {

@@ -840,7 +840,10 @@ type Element struct {
 	Context string `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
 	// The element's DOM id attribute (truncated by the actor): some pages name
 	// an element only there (MiniWoB++'s grid-coordinate: the point "(2,-1)").
-	DomId         string `protobuf:"bytes,12,opt,name=dom_id,json=domId,proto3" json:"dom_id,omitempty"`
+	DomId string `protobuf:"bytes,12,opt,name=dom_id,json=domId,proto3" json:"dom_id,omitempty"`
+	// The options a listbox (a select of several choices) has selected,
+	// their visible texts in order: what a select_option of one more keeps.
+	Selected      []string `protobuf:"bytes,13,rep,name=selected,proto3" json:"selected,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -957,6 +960,13 @@ func (x *Element) GetDomId() string {
 		return x.DomId
 	}
 	return ""
+}
+
+func (x *Element) GetSelected() []string {
+	if x != nil {
+		return x.Selected
+	}
+	return nil
 }
 
 // How long the actor spent producing an observation.
@@ -1337,6 +1347,10 @@ type Action struct {
 	DeltaY float32 `protobuf:"fixed32,7,opt,name=delta_y,json=deltaY,proto3" json:"delta_y,omitempty"`
 	// Text for FILL, SELECT_OPTION and SEND_MSG_TO_USER.
 	Text string `protobuf:"bytes,8,opt,name=text,proto3" json:"text,omitempty"`
+	// A SELECT_OPTION of several options (a listbox's whole new selection,
+	// BrowserGym's select_option(bid, [...])): all of them, the first also
+	// in `text`. Empty for one option.
+	Options []string `protobuf:"bytes,16,rep,name=options,proto3" json:"options,omitempty"`
 	// Index of `text` in the policy's text candidate vocabulary, when the
 	// policy chose it from there; unset for free text.
 	TextToken *uint32 `protobuf:"varint,9,opt,name=text_token,json=textToken,proto3,oneof" json:"text_token,omitempty"`
@@ -1456,6 +1470,13 @@ func (x *Action) GetText() string {
 		return x.Text
 	}
 	return ""
+}
+
+func (x *Action) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
 }
 
 func (x *Action) GetTextToken() uint32 {
@@ -2676,7 +2697,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01x\x18\x01 \x01(\x02R\x01x\x12\f\n" +
 	"\x01y\x18\x02 \x01(\x02R\x01y\x12\f\n" +
 	"\x01w\x18\x03 \x01(\x02R\x01w\x12\f\n" +
-	"\x01h\x18\x04 \x01(\x02R\x01h\"\xae\x02\n" +
+	"\x01h\x18\x04 \x01(\x02R\x01h\"\xca\x02\n" +
 	"\aElement\x12\x10\n" +
 	"\x03bid\x18\x01 \x01(\tR\x03bid\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2690,7 +2711,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x04hint\x18\n" +
 	" \x01(\tR\x04hint\x12\x18\n" +
 	"\acontext\x18\v \x01(\tR\acontext\x12\x15\n" +
-	"\x06dom_id\x18\f \x01(\tR\x05domId\"P\n" +
+	"\x06dom_id\x18\f \x01(\tR\x05domId\x12\x1a\n" +
+	"\bselected\x18\r \x03(\tR\bselected\"P\n" +
 	"\x12ObservationTimings\x12\x1d\n" +
 	"\n" +
 	"observe_ms\x18\x01 \x01(\rR\tobserveMs\x12\x1b\n" +
@@ -2722,7 +2744,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x10\n" +
 	"\x03url\x18\x05 \x01(\tR\x03url\x12\x16\n" +
 	"\x06reward\x18\x06 \x01(\x02R\x06reward\x12\x1b\n" +
-	"\tpage_text\x18\a \x03(\tR\bpageText\"\x8a\x05\n" +
+	"\tpage_text\x18\a \x03(\tR\bpageText\"\xa4\x05\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +
@@ -2731,7 +2753,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x01y\x18\x05 \x01(\x02R\x01y\x12\x17\n" +
 	"\adelta_x\x18\x06 \x01(\x02R\x06deltaX\x12\x17\n" +
 	"\adelta_y\x18\a \x01(\x02R\x06deltaY\x12\x12\n" +
-	"\x04text\x18\b \x01(\tR\x04text\x12\"\n" +
+	"\x04text\x18\b \x01(\tR\x04text\x12\x18\n" +
+	"\aoptions\x18\x10 \x03(\tR\aoptions\x12\"\n" +
 	"\n" +
 	"text_token\x18\t \x01(\rH\x00R\ttextToken\x88\x01\x01\x12\x10\n" +
 	"\x03key\x18\n" +

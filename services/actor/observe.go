@@ -77,6 +77,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 			Focused:  el.Focused,
 			Disabled: el.Disabled,
 			Options:  clipAll(el.Options, maxText, maxOptions),
+			Selected: clipAll(el.Selected, maxText, maxOptions),
 			Hint:     clip(el.Hint, maxText),
 			Context:  clip(el.Context, maxText),
 			DomId:    clip(el.DOMID, maxText),

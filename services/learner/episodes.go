@@ -98,7 +98,7 @@ func (a *assembler) finish(ep *openEpisode) ([]*sample, float64) {
 		st := ep.steps[ts[i]]
 		g = st.reward + a.gamma*g
 		total += st.reward
-		st.s.ret = g
+		st.s.ret, st.s.epLen = g, len(ts)
 		out[i] = st.s
 	}
 	return out, total

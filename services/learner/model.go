@@ -29,7 +29,7 @@ type policyModel struct {
 type modelInputs map[string]*ts.Tensor
 
 // modelOutputs are the network outputs: typeLogits [B,A], elemLogits
-// [B,A,E], candLogits [B,E+1,K] (all with the additive masks applied),
+// [B,A,E], candLogits [B,E+2,K] (all with the additive masks applied),
 // value [B,1], pointLogits [B,A+1,G] and pointOffsets [B,G,S²].
 type modelOutputs struct {
 	typeLogits, elemLogits, candLogits, value, pointLogits, pointOffsets *ts.Tensor
@@ -156,11 +156,13 @@ func (m *policyModel) forward(in modelInputs) (*modelOutputs, error) {
 	c2 := s.relu(s.add(s.add(s.matmul(c1, p["c2_w"]), cg), p["c2_b"]))
 	rowsE := linear(e2, "q")
 	rowG := s.reshape(linear(glob, "gq"), -1, 1, Hd)
-	rows := s.cat(1, rowsE, rowG)
+	rowK := s.reshape(linear(glob, "kq"), -1, 1, Hd) // the key row
+	rows := s.cat(1, rowsE, rowG, rowK)
 	bil := s.matmul(rows, s.transpose(c2, 1, 2))
 	un := s.reshape(linear(c2, "u"), -1, 1, K)
-	pair := s.reshape(s.matmul(in[policy.InPairFeats], p["pair_w"]), -1, E+1, K)
-	candMask := s.reshape(s.additiveMask(in[policy.InCandMask]), -1, E+1, K)
+	R := int64(a.TextRows())
+	pair := s.reshape(s.matmul(in[policy.InPairFeats], p["pair_w"]), -1, R, K)
+	candMask := s.reshape(s.additiveMask(in[policy.InCandMask]), -1, R, K)
 	candLogits := s.add(s.add(s.add(bil, un), pair), candMask)
 
 	value := linear(glob, "v")

@@ -45,7 +45,7 @@ func jointLogProb(a *policy.Architecture, out *modelOutputs, choices []policy.Ch
 			useElem[b], elemIdx[b] = 1, int64(c.Element)
 		}
 		row := a.TextRow(typ, max(c.Element, 0))
-		candFlat[b] = int64(b*(E+1) + row)
+		candFlat[b] = int64(b*a.TextRows() + row)
 		if policy.UsesText(typ) {
 			if c.Candidate < 0 || c.Candidate >= K {
 				return nil, fmt.Errorf("unable to compute log-prob: sample %d has candidate %d", b, c.Candidate)
@@ -111,7 +111,7 @@ func jointLogProb(a *policy.Architecture, out *modelOutputs, choices []policy.Ch
 // with the definition of policy.Architecture.Entropy.
 func jointEntropy(a *policy.Architecture, out *modelOutputs) (*ts.Tensor, error) {
 	A, E := a.NumTypes(), int64(a.MaxElements)
-	uE, uT, notE := make([]float32, A), make([]float32, A), make([]float32, A)
+	uE, uT, notE, uK := make([]float32, A), make([]float32, A), make([]float32, A), make([]float32, A)
 	uP, uTo := make([]float32, A), make([]float32, A)
 	for t := range A {
 		typ := a.TypeAt(t)
@@ -126,8 +126,13 @@ func jointEntropy(a *policy.Architecture, out *modelOutputs) (*ts.Tensor, error)
 		if policy.UsesText(typ) {
 			uT[t] = 1
 		}
+		// A press's key is scored on the key row, whatever its element.
+		if a.TextRow(typ, 0) == a.KeyRow() {
+			uK[t], uT[t] = 1, 0
+		}
 	}
 	s := &scope{}
+	useK := s.keep(float32Tensor(uK, int64(A)))
 	useE := s.keep(float32Tensor(uE, int64(A)))
 	useT := s.keep(float32Tensor(uT, int64(A)))
 	noE := s.keep(float32Tensor(notE, int64(A)))
@@ -141,17 +146,18 @@ func jointEntropy(a *policy.Architecture, out *modelOutputs) (*ts.Tensor, error)
 	}
 	hType, pType := entropy(out.typeLogits, 1) // [B], [B,A]
 	hElem, pElem := entropy(out.elemLogits, 2) // [B,A], [B,A,E]
-	hCand, _ := entropy(out.candLogits, 2)     // [B,E+1]
+	hCand, _ := entropy(out.candLogits, 2)     // [B,E+2]
 	hCandE := s.reshape(s.narrow(hCand, 1, 0, E), -1, E, 1)
 	condE := s.reshape(s.matmul(pElem, hCandE), -1, int64(A)) // Σ_e π(e|t)·H(text|e)
 	hCandG := s.narrow(hCand, 1, E, 1)                        // [B,1]
+	hCandK := s.narrow(hCand, 1, E+1, 1)                      // [B,1]
 	condCand := s.add(s.mul(condE, useE), s.mul(hCandG, noE))
 	hCell, pCell := entropy(out.pointLogits, 2) // [B,A+1], [B,A+1,G]
 	hOff, _ := entropy(out.pointOffsets, 2)     // [B,G]
 	hPoint := s.add(hCell, s.sum(s.mul(pCell, s.reshape(hOff, -1, 1, int64(a.Cells()))), 2))
 	hPointT := s.narrow(hPoint, 1, 0, int64(A))
 	hRelease := s.narrow(hPoint, 1, int64(A), 1) // [B,1]
-	perType := s.add(s.mul(hElem, useE), s.mul(condCand, useT))
+	perType := s.add(s.add(s.mul(hElem, useE), s.mul(condCand, useT)), s.mul(hCandK, useK))
 	perType = s.add(s.add(perType, s.mul(hPointT, useP)), s.mul(hRelease, useTo))
 	total := s.add(hType, s.sum(s.mul(pType, perType), 1))
 	if err := s.finish(total); err != nil {

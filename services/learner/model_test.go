@@ -68,7 +68,7 @@ func TestPolicyModelLearnsToFollowInstructions(t *testing.T) {
 	arch.ActionTypes = []string{"NOOP", "CLICK", "FILL", "PRESS"}
 	// Smaller than the default so the test stays quick on a shared machine.
 	arch.FrameHeight, arch.FrameWidth = 16, 16
-	arch.MaxElements, arch.MaxCandidates = 8, 12
+	arch.MaxElements, arch.MaxCandidates = 8, 12+len(policy.PressKeys)
 	arch.Normalize()
 	train := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
 	held := []string{"apple", "pear", "plum", "grape", "lemon", "melon", "kiwi", "mango"}

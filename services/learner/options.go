@@ -41,6 +41,8 @@ type options struct {
 	curriculum *CurriculumConfig
 	openTTL    time.Duration
 	syncBatch  int
+	// trainCore: the core the training thread owns (-1: none).
+	trainCore int
 
 	// leaseGroup: the consumer group whose holder of the lease topic's
 	// partition leads the policy (default: the catalog prefix +
@@ -55,6 +57,7 @@ func defaultOptions() options {
 		reg:        prometheus.NewRegistry(),
 		policyName: "default",
 		instance:   "learner",
+		trainCore:  -1,
 		arch:       policy.DefaultArchitecture(),
 		hyper:      DefaultHyper(),
 		sampling:   FIFO,
@@ -143,9 +146,18 @@ func WithInstanceID(id string) Option { return func(o *options) { o.instance = i
 // WithHyper sets the optimisation settings (default DefaultHyper: PPO).
 func WithHyper(h Hyper) Option { return func(o *options) { o.hyper = h } }
 
+// WithTrainCore pins the training thread (and libtorch's threads, which it
+// starts) to core (default -1: not pinned). The rest of the process keeps
+// off it when the assembly called cpuset.Reserve.
+func WithTrainCore(core int) Option { return func(o *options) { o.trainCore = core } }
+
 // WithSampling picks FIFO or prioritized replay (default FIFO); batches are
 // task-balanced either way.
 func WithSampling(s Sampling) Option { return func(o *options) { o.sampling = s } }
+
+// WithSeed seeds the fresh initialisation and the replay's draws (default
+// 1, policy.InitSeed: the actors' version 0 must be seeded alike).
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 
 // WithBatchSize sets the samples per update (default 64).
 func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }

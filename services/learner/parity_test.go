@@ -231,9 +231,9 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		CandFeats:      uniform(rng, K*Fc, 0, 1),
 		CandTokens:     make([]int64, K*Lc),
 		CandTokWeights: make([]float32, K*Lc),
-		CandMask:       make([]float32, (E+1)*K),
+		CandMask:       make([]float32, a.TextRows()*K),
 		TypeMask:       make([]float32, A),
-		PairFeats:      make([]float32, (E+1)*K*len(a.PairFeatures)),
+		PairFeats:      make([]float32, a.TextRows()*K*len(a.PairFeatures)),
 		CellElems:      make([]float32, a.Cells()*E),
 		FrameWidth:     160,
 		FrameHeight:    210,
@@ -246,10 +246,14 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 		}
 	}
 	tokens(f.InstrTokens, f.InstrWeights)
-	nE, nK := 1+rng.IntN(E), 1+rng.IntN(K)
+	// The first candidates are keys (a press's, on the key row alone),
+	// at least one text follows.
+	nE, nKeys := 1+rng.IntN(E), 1+rng.IntN(min(len(policy.PressKeys), K-1))
+	nK := nKeys + 1 + rng.IntN(K-nKeys)
 	if empty {
-		nE, nK = 0, 0
+		nE, nK, nKeys = 0, 0, 0
 	}
+	f.Keys = nKeys
 	for e := range nE {
 		tokens(f.ElemTokens[e*Lt:(e+1)*Lt], f.ElemTokWeights[e*Lt:(e+1)*Lt])
 		f.ElemWeights[e] = 1 / float32(nE)
@@ -270,9 +274,14 @@ func randomFeatures(a *policy.Architecture, rng *rand.Rand, empty bool) *policy.
 	}
 	for k := range nK {
 		tokens(f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
+		if k < nKeys {
+			f.CandMask[a.KeyRow()*K+k] = 1
+			f.Candidates = append(f.Candidates, policy.PressKeys[k])
+			continue
+		}
 		for r := range E + 1 {
 			// Some element rows allow only some candidates, as a select's.
-			if k == 0 || r == E || rng.IntN(4) > 0 {
+			if k == nKeys || r == E || rng.IntN(4) > 0 {
 				f.CandMask[r*K+k] = 1
 			}
 		}

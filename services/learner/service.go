@@ -17,6 +17,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/cpuset"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
@@ -262,7 +263,15 @@ func (s *Service) lead(ctx context.Context) (err error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		err := onTorchThread(func() error { return s.train(runCtx, ready) })
+		err := onTorchThread(func() error {
+			if c := s.o.trainCore; c >= 0 {
+				if err := cpuset.Own(c); err != nil {
+					return err
+				}
+				s.log.Info("training thread pinned", "core", c)
+			}
+			return s.train(runCtx, ready)
+		})
 		select {
 		case ready <- err: // failed before it was ready
 		default:

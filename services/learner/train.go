@@ -70,6 +70,49 @@ type Hyper struct {
 	// BCCoef weighs the behaviour-cloning loss of demonstration samples.
 	BCCoef      float64
 	MaxGradNorm float64
+	// GRPONorm weighs a grouped objective's steps (default NormStep).
+	GRPONorm Norm
+}
+
+// Norm is how a grouped objective weighs the steps of an episode.
+type Norm string
+
+const (
+	// NormStep weighs every step alike: the batch mean, a constant 1/k
+	// (AsyncWebRL's fix): an episode counts for as many steps as it has.
+	NormStep Norm = "step"
+	// NormTrajectory weighs a step 1/|episode| (GRPO's per-trajectory
+	// mean): every episode counts alike, so each step of a long one
+	// counts less, and a failure that dawdles costs no more than a quick
+	// one: the bias toward long wrong episodes AsyncWebRL removed.
+	NormTrajectory Norm = "trajectory"
+)
+
+// ParseNorm checks a flag value.
+func ParseNorm(s string) (Norm, error) {
+	return enum.Parse("GRPO normaliser", s, NormStep, NormTrajectory)
+}
+
+// stepWeights are the policy samples' weights of the objective: 1, or under
+// NormTrajectory 1/|episode| scaled so that their mean is 1 (the loss keeps
+// its scale, the episodes' shares change).
+func stepWeights(batch []*sample, polIdx []int, norm Norm) []float32 {
+	w := make([]float32, len(batch))
+	for _, i := range polIdx {
+		w[i] = 1
+	}
+	if norm != NormTrajectory || len(polIdx) == 0 {
+		return w
+	}
+	var sum float64
+	for _, i := range polIdx {
+		sum += 1 / float64(max(batch[i].epLen, 1))
+	}
+	mean := sum / float64(len(polIdx))
+	for _, i := range polIdx {
+		w[i] = float32(1 / float64(max(batch[i].epLen, 1)) / mean)
+	}
+	return w
 }
 
 // DefaultHyper are settings that train the default architecture on the
@@ -92,7 +135,9 @@ type sample struct {
 	// ret is the discounted return from this step on.
 	ret float64
 	// adv is the group-relative advantage (GRPO only).
-	adv     float64
+	adv float64
+	// epLen is the number of steps of the sample's episode.
+	epLen   int
 	demo    bool
 	version uint64
 	// key balances batches: family/site of the task.
@@ -229,6 +274,10 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	retT := s.keep(float32Tensor(retF, Bn))
 	oldT := s.keep(float32Tensor(oldF, Bn))
 	polT := s.keep(float32Tensor(polMask, Bn))
+	pgW := polT // the policy term's weights: the mask, or GRPO's normaliser's
+	if t.hp.Algo.Grouped() {
+		pgW = s.keep(float32Tensor(stepWeights(batch, polIdx, t.hp.GRPONorm), Bn))
+	}
 	demoT := s.keep(float32Tensor(demoMask, Bn))
 	if s.err != nil {
 		return st, s.err
@@ -278,7 +327,7 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 		}
 	}
 	nPol, nDemo := float64(max(st.Policy, 1)), float64(max(st.Demo, 1))
-	pgLoss := s.mulScalar(s.sumAll(s.mul(pgPer, polT)), 1/nPol)
+	pgLoss := s.mulScalar(s.sumAll(s.mul(pgPer, pgW)), 1/nPol)
 	entMean := s.mulScalar(s.sumAll(s.mul(ent, polT)), 1/nPol)
 	bcLoss := s.mulScalar(s.sumAll(s.mul(s.neg(logp), demoT)), 1/nDemo)
 	v := s.reshape(out.value, -1)

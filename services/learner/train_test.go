@@ -3,6 +3,7 @@ package learner
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
@@ -13,7 +14,7 @@ func smallArch() policy.Architecture {
 	arch := policy.DefaultArchitecture()
 	arch.ActionTypes = []string{"NOOP", "CLICK", "FILL", "PRESS"}
 	arch.FrameHeight, arch.FrameWidth = 16, 16
-	arch.MaxElements, arch.MaxCandidates = 8, 12
+	arch.MaxElements, arch.MaxCandidates = 8, 12+len(policy.PressKeys)
 	arch.Normalize()
 	return arch
 }
@@ -301,5 +302,27 @@ func TestStaleness(t *testing.T) {
 	}
 	if mean, largest := staleness([]*sample{{demo: true}}, 4); mean != 0 || largest != 0 {
 		t.Errorf("a batch of demonstrations: %v, %v; want 0, 0", mean, largest)
+	}
+}
+
+// TestStepWeights: the step normaliser weighs every policy sample 1; the
+// trajectory normaliser 1/|episode| scaled to mean 1, so an episode's
+// steps weigh 1 together whatever its length; demonstrations weigh 0.
+func TestStepWeights(t *testing.T) {
+	batch := []*sample{{epLen: 2}, {epLen: 2}, {epLen: 8}, {demo: true, epLen: 1}, {epLen: 8}}
+	pol := []int{0, 1, 2, 4}
+	if got := stepWeights(batch, pol, NormStep); !slices.Equal(got, []float32{1, 1, 1, 0, 1}) {
+		t.Fatalf("step weights %v", got)
+	}
+	got := stepWeights(batch, pol, NormTrajectory)
+	// 1/2, 1/2, 1/8, 1/8 have mean 5/16: weights 8/5, 8/5, 2/5, 2/5.
+	want := []float32{1.6, 1.6, 0.4, 0, 0.4}
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("trajectory weights %v, want %v", got, want)
+		}
+	}
+	if _, err := ParseNorm("episode"); err == nil {
+		t.Fatal("ParseNorm accepted an unknown normaliser")
 	}
 }

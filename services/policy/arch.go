@@ -19,7 +19,7 @@ const ArchName = "asyncwebrl-pointer-v1"
 // FeaturesVersion changes whenever the featurizer computes something
 // differently: weights trained on other features would read garbage, so
 // architectures with different versions are incompatible.
-const FeaturesVersion = 17
+const FeaturesVersion = 18
 
 // Architecture fixes every shape of the network and of its features. It is
 // serialised as JSON into Weights.architecture and into the ONNX metadata, so
@@ -45,7 +45,8 @@ type Architecture struct {
 	Hidden   int `json:"hidden"`
 
 	// T: instruction words kept; E: elements kept; Lt: words per element
-	// text; K: text candidates; Lc: words per candidate.
+	// text; K: candidates (PressKeys, then texts: 85 = 21 + 64); Lc: words
+	// per candidate.
 	MaxInstrTokens int `json:"max_instr_tokens"`
 	MaxElements    int `json:"max_elements"`
 	ElemTokens     int `json:"elem_tokens"`
@@ -127,7 +128,7 @@ func DefaultArchitecture() Architecture {
 		MaxInstrTokens:  32,
 		MaxElements:     32,
 		ElemTokens:      8,
-		MaxCandidates:   64,
+		MaxCandidates:   85,
 		CandTokens:      4,
 		ActionTypes:     slices.Clone(AllActionTypes),
 
@@ -294,14 +295,26 @@ func (a *Architecture) PointAt(p int, fw, fh float32) (x, y float32) {
 }
 
 // TextRow returns the row of cand_logits that scores text candidates for an
-// action of type t on element e: the element's row when the type uses an
-// element, else the element-free row E.
+// action of type t on element e: the key row E+1 for a press (which key,
+// whatever the element), the element's row when the type uses an element,
+// else the element-free row E.
 func (a *Architecture) TextRow(t eventspb.ActionType, e int) int {
-	if UsesElement(t) {
+	switch {
+	case t == eventspb.ActionType_ACTION_TYPE_PRESS:
+		return a.KeyRow()
+	case UsesElement(t):
 		return e
 	}
 	return a.MaxElements
 }
+
+// TextRows is the number of rows of cand_logits: one per element, the
+// element-free row E and the key row E+1.
+func (a *Architecture) TextRows() int { return a.MaxElements + 2 }
+
+// KeyRow is the row of cand_logits that scores a press's key: only the
+// key candidates (PressKeys) are unmasked there, and only there.
+func (a *Architecture) KeyRow() int { return a.MaxElements + 1 }
 
 // ConvOut returns the spatial size after the two stride-2 convolutions.
 func (a *Architecture) ConvOut() (h, w int) { return a.FrameHeight / 4, a.FrameWidth / 4 }
@@ -340,7 +353,7 @@ const (
 
 // InputSpecs lists the graph inputs (per sample, without the batch dim).
 func (a *Architecture) InputSpecs() []TensorSpec {
-	A, E, K := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates)
+	A, E, K, R := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates), int64(a.TextRows())
 	f, i := "float32", "int64"
 	return []TensorSpec{
 		{InFrame, f, []int64{3, int64(a.FrameHeight), int64(a.FrameWidth)}},
@@ -354,20 +367,20 @@ func (a *Architecture) InputSpecs() []TensorSpec {
 		{InCandFeats, f, []int64{K, int64(len(candidateFeatureNames))}},
 		{InCandTokens, i, []int64{K, int64(a.CandTokens)}},
 		{InCandTokWeights, f, []int64{K, int64(a.CandTokens)}},
-		{InCandMask, f, []int64{E + 1, K}},
+		{InCandMask, f, []int64{R, K}},
 		{InTypeMask, f, []int64{A}},
-		{InPairFeats, f, []int64{E + 1, K, int64(len(pairFeatureNames))}},
+		{InPairFeats, f, []int64{R, K, int64(len(pairFeatureNames))}},
 		{InCellElems, f, []int64{int64(a.Cells()), E}},
 	}
 }
 
 // OutputSpecs lists the graph outputs (per sample, without the batch dim).
 func (a *Architecture) OutputSpecs() []TensorSpec {
-	A, E, K := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates)
+	A, E, K, R := int64(a.NumTypes()), int64(a.MaxElements), int64(a.MaxCandidates), int64(a.TextRows())
 	return []TensorSpec{
 		{OutTypeLogits, "float32", []int64{A}},
 		{OutElemLogits, "float32", []int64{A, E}},
-		{OutCandLogits, "float32", []int64{E + 1, K}},
+		{OutCandLogits, "float32", []int64{R, K}},
 		{OutValue, "float32", []int64{1}},
 		{OutPointLogits, "float32", []int64{A + 1, int64(a.Cells())}},
 		{OutPointOffsets, "float32", []int64{int64(a.Cells()), int64(a.Offsets())}},

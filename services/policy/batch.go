@@ -81,7 +81,7 @@ func (b *Batch) Input(name string) (Input, bool) {
 }
 
 // Outputs are the batched network outputs, row-major: TypeLogits [B,A],
-// ElemLogits [B,A,E], CandLogits [B,E+1,K], Value [B], PointLogits
+// ElemLogits [B,A,E], CandLogits [B,E+2,K], Value [B], PointLogits
 // [B,A+1,G].
 type Outputs struct {
 	Size         int
@@ -98,7 +98,7 @@ type Outputs struct {
 type Output struct {
 	TypeLogits []float32 // [A]
 	ElemLogits []float32 // [A,E]
-	CandLogits []float32 // [E+1,K]
+	CandLogits []float32 // [E+2,K]: the element rows, the element-free row, the key row
 	Value      float32
 	// PointLogits [A+1,G]: row t scores the cells for type t's point, row
 	// A a drag's release point; PointOffsets [G,S²] the sub-cells of every
@@ -114,11 +114,11 @@ type Output struct {
 
 // Sample returns sample i's outputs (sharing memory with o).
 func (o *Outputs) Sample(a *Architecture, i int) *Output {
-	A, E, K, G, S2 := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells(), a.Offsets()
+	A, E, K, G, S2, R := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells(), a.Offsets(), a.TextRows()
 	return &Output{
 		TypeLogits:   o.TypeLogits[i*A : (i+1)*A],
 		ElemLogits:   o.ElemLogits[i*A*E : (i+1)*A*E],
-		CandLogits:   o.CandLogits[i*(E+1)*K : (i+1)*(E+1)*K],
+		CandLogits:   o.CandLogits[i*R*K : (i+1)*R*K],
 		Value:        o.Value[i],
 		PointLogits:  o.PointLogits[i*(A+1)*G : (i+1)*(A+1)*G],
 		PointOffsets: o.PointOffsets[i*G*S2 : (i+1)*G*S2],

@@ -1,9 +1,14 @@
 package policy
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"golang.org/x/image/colornames"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/instruction"
 )
 
 // derivedValues are the text candidates a page states only in another
@@ -14,7 +19,12 @@ import (
 // arithmetic problem the instruction or the page's text states (a sum to
 // compute, "x - 4 = 7" to solve: simple-arithmetic, simple-algebra). The
 // arithmetic is a calculator written for those two tasks: a task-specific
-// feature, and ARCHITECTURE.md lists it as one.
+// feature, and ARCHITECTURE.md lists it as one. Last come the numbers an
+// answer may be (features v18): the integers of a small range the
+// instruction names ("between 0-9": guess-number's guesses), or, when it
+// asks for a count ("the total number of blocks": visual-addition), 0 to
+// maxCount. These are task-specific too: counting is the policy's to
+// learn from the frame, the numbers only make it expressible.
 func derivedValues(instr string, quotes, pageText []string) []string {
 	var out []string
 	for _, q := range quotes {
@@ -34,7 +44,51 @@ func derivedValues(instr string, quotes, pageText []string) []string {
 			out = append(out, v)
 		}
 	}
+	lo, hi, ok := namedRange(instr)
+	if !ok && asksForCount.MatchString(instr) {
+		lo, hi, ok = 0, maxCount, true
+	}
+	for n := lo; ok && n <= hi; n++ {
+		out = append(out, strconv.Itoa(n))
+	}
+	// A colour named in an instruction about colours, as the hex code a
+	// colour field takes (use-colorwheel: "Select maroon with the color
+	// picker"): the CSS names' table, which a person knows and the page
+	// does not show.
+	if speaksOfColour.MatchString(instr) {
+		for _, w := range instruction.LowerWords(instr) {
+			if c, ok := colornames.Map[w]; ok {
+				out = append(out, fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B))
+			}
+		}
+	}
 	return out
+}
+
+// speaksOfColour matches an instruction about colours.
+var speaksOfColour = regexp.MustCompile(`(?i)\bcolou?rs?\b`)
+
+// maxCount is the largest count offered: visual-addition's two addends
+// are at most 10 each.
+const maxCount = 20
+
+// numberRange is a range of integers an instruction names: "between 0-9",
+// "from 1 to 10", "between 3 and 7".
+var numberRange = regexp.MustCompile(`(?i)\b(?:between|from)\s+(-?\d{1,4})\s*(?:-|–|to|and)\s*(-?\d{1,4})\b`)
+
+// asksForCount matches an instruction that asks for a number of things.
+var asksForCount = regexp.MustCompile(`(?i)\b(?:how many|number of|total|count)\b`)
+
+// namedRange returns the range of numberRange in instr when it holds at
+// most maxCount+1 integers (a wider one is not a list of guesses).
+func namedRange(instr string) (lo, hi int, ok bool) {
+	m := numberRange.FindStringSubmatch(instr)
+	if m == nil {
+		return 0, 0, false
+	}
+	lo, _ = strconv.Atoi(m[1])
+	hi, _ = strconv.Atoi(m[2])
+	return lo, hi, lo < hi && hi-lo <= maxCount
 }
 
 // arithmeticProblem is "a op b =" or "a op b = c" with at most one operand

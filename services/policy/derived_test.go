@@ -45,6 +45,21 @@ func TestDerivedValues(t *testing.T) {
 	if got := derivedValues(`Click on the "Yes" button.`, []string{"Yes"}, nil); len(got) != 0 {
 		t.Fatalf("derived %q for a click", got)
 	}
+	// The numbers an answer may be: a named range's, or a count's.
+	for instr, want := range map[string][]string{
+		"Guess the number between 0-9 and press Submit.":                {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+		"Pick a number from 3 to 5.":                                    {"3", "4", "5"},
+		"Type the total number of blocks into the textbox.":             {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20"},
+		"Enter a year between 1900 and 2024.":                           nil, // too wide to list
+		"Enter a year between 1900 and 2024, and the number of guests.": {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20"},
+		"Select 9 from the list and press Submit.":                      nil,
+		"Select maroon with the color picker and hit Submit.":           {"800000"},
+		"Click on the red button.":                                      nil, // no colour asked for
+	} {
+		if got := derivedValues(instr, nil, nil); !slices.Equal(got, want) {
+			t.Errorf("%q: derived %q, want %q", instr, got, want)
+		}
+	}
 }
 
 func FuzzSolveArithmetic(f *testing.F) {

@@ -32,9 +32,9 @@
 //	type_mask [B,A]                 type_logits = Linear(glob) + (mask·1e9 - 1e9)    [B,A]
 //	elem_type_mask [B,A,E]          elem_logits = Transpose(Linear_A(e2)) + mask     [B,A,E]
 //	cand_feats [B,K,Fc], cand_...   c2 = Relu(Linear(...) + glob·W + b)              [B,K,H]
-//	cand_mask [B,E+1,K]             rows = Concat(Linear(e2), Linear(glob)) [B,E+1,H]
-//	pair_feats [B,E+1,K,P]          pair = pair_feats·pair_w [P,1]                  [B,E+1,K]
-//	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + pair + mask [B,E+1,K]
+//	cand_mask [B,R,K]               rows = Concat(Linear(e2), Linear(glob), Linear_k(glob)) [B,R,H], R = E+2
+//	pair_feats [B,R,K,P]            pair = pair_feats·pair_w [P,1]                  [B,R,K]
+//	                                cand_logits = rows·c2ᵀ + Linear_1(c2) + pair + mask [B,R,K]
 //	                                value = Linear(glob)                              [B,1]
 //	cell_elems [B,G,E]              cells = Transpose(Reshape(fmap, [B,16,G]))        [B,G,16]
 //	                                ch = Relu(cells·W + cellpos + cell_elems·(e2·W') + glob·W'' + b) [B,G,Hp=32]
@@ -102,9 +102,10 @@
 // Architecture.ActionTypes), Element (row of elem_logits[Type]) when the
 // type uses an element, and Candidate when the type uses text, as the
 // action table says (services/internal/action: Row.Element for CLICK, FILL,
-// SELECT_OPTION, SCROLL, PRESS; Row.Text for FILL, SELECT_OPTION,
-// SEND_MSG_TO_USER), read from cand_logits row TextRow = Element for
-// element types, else E.
+// SELECT_OPTION, SCROLL, PRESS; Row.Text for FILL, SELECT_OPTION, PRESS,
+// SEND_MSG_TO_USER), read from cand_logits row TextRow: the key row E+1
+// for a press (its key, one of PressKeys: the only candidates unmasked
+// there), the Element's row for the other element types, else E.
 // The joint log-prob recorded as Action.log_prob and recomputed by the
 // learner for the PPO ratio is, with each term a log-softmax over the masked
 // logits of one head:

@@ -28,17 +28,23 @@ type Features struct {
 	CandFeats      []float32 // [K,Fc]
 	CandTokens     []int64   // [K,Lc]
 	CandTokWeights []float32 // [K,Lc]
-	CandMask       []float32 // [E+1,K]: candidate k may go with element row r (row E: no element)
+	CandMask       []float32 // [E+2,K]: candidate k may go with element row r (row E: no element; row E+1: a press's key)
 	TypeMask       []float32 // [A]
-	PairFeats      []float32 // [E+1,K,P]: row E (the element-free row) stays zero
+	PairFeats      []float32 // [E+2,K,P]: rows E and E+1 (no element) stay zero
 	CellElems      []float32 // [G,E]: 1 for the innermost kept element whose box holds cell g's centre
 
 	// BIDs[e] is the bid of element e (len = number of valid elements).
 	BIDs []string
 	// Centers[e] is element e's box centre in wire-frame pixels.
 	Centers [][2]float32
-	// Candidates[k] is the text of candidate k (len = valid candidates).
+	// Selected[e] are element e's selected options when it is a listbox
+	// (nil otherwise): a select of one more option keeps them.
+	Selected [][]string
+	// Candidates[k] is the text of candidate k (len = valid candidates):
+	// the first Keys are PressKeys (a press's choices, on the key row
+	// only), the others texts.
 	Candidates []string
+	Keys       int
 	// FrameWidth and FrameHeight are the observation's wire-frame size in
 	// pixels (the unit of boxes and of Action.x/y/delta_y).
 	FrameWidth, FrameHeight float32
@@ -118,6 +124,7 @@ const (
 	cfTypedBefore
 	cfDerived
 	cfUpperCase
+	cfKey
 	numCandFeatures
 )
 
@@ -151,6 +158,7 @@ var candidateFeatureNames = []string{
 	"quoted", "single_word", "position", "n_words", "equals_elem_text", "in_elem_text", "equals_elem_value",
 	"after_type_verb", "stopword", "has_digit", "from_page", "in_instr", "is_option",
 	"span", "capitalised", "inner_mark", "from_memory", "typed_before", "derived", "upper_case",
+	"key",
 }
 
 const (
@@ -239,9 +247,9 @@ func (a *Architecture) featurizeThrough(obs *eventspb.Observation, last string) 
 		CandFeats:      make([]float32, K*Fc),
 		CandTokens:     make([]int64, K*Lc),
 		CandTokWeights: make([]float32, K*Lc),
-		CandMask:       make([]float32, (E+1)*K),
+		CandMask:       make([]float32, a.TextRows()*K),
 		TypeMask:       make([]float32, A),
-		PairFeats:      make([]float32, (E+1)*K*numPairFeatures),
+		PairFeats:      make([]float32, a.TextRows()*K*numPairFeatures),
 		CellElems:      make([]float32, a.Cells()*E),
 	}
 
@@ -483,6 +491,7 @@ func (z *featurizer) elements() {
 		f.ElemWeights[e] = 1 / float32(len(els))
 		f.BIDs = append(f.BIDs, el.GetBid())
 		f.Centers = append(f.Centers, [2]float32{float32(bx + bw/2), float32(by + bh/2)})
+		f.Selected = append(f.Selected, el.GetSelected())
 		for t := range A {
 			if elementEligible(a.TypeAt(t), rc) {
 				f.ElemTypeMask[t*E+e] = 1
@@ -634,7 +643,8 @@ func (z *featurizer) candidates() {
 	// Text candidates: quoted phrases, then single instruction words, then
 	// the kept elements' texts, values and options.
 	var cs candidateList
-	f.Candidates, cs = candidates(z.obs, quotes, els, K, !a.ablates(AblateTaskSpecific))
+	f.Candidates, cs = candidates(z.obs, quotes, els, K, !a.ablates(AblateTaskSpecific), a.TypeIndex(eventspb.ActionType_ACTION_TYPE_PRESS) >= 0)
+	f.Keys = cs.keys
 	nQuoted, nSpans, nInstr := cs.quoted, cs.spans, cs.instr
 	typed := map[string]bool{} // the values earlier steps typed or chose
 	for _, st := range z.obs.GetMemory() {
@@ -645,6 +655,13 @@ func (z *featurizer) candidates() {
 	for k, c := range f.Candidates {
 		cw := instruction.LowerWords(c)
 		row := f.CandFeats[k*Fc : (k+1)*Fc]
+		if k < cs.keys {
+			// A key: its name's words, and the key row alone.
+			row[cfKey] = 1
+			fillTokens(cw, a.Vocab, f.CandTokens[k*Lc:(k+1)*Lc], f.CandTokWeights[k*Lc:(k+1)*Lc])
+			f.CandMask[a.KeyRow()*K+k] = 1
+			continue
+		}
 		isQuote := k < nQuoted
 		isSpan := k >= cs.derived && k < nSpans
 		row[cfQuoted] = bool01(isQuote)
@@ -695,7 +712,8 @@ func (z *featurizer) candidates() {
 		for e := range els {
 			pair := f.PairFeats[(e*K+k)*numPairFeatures : (e*K+k+1)*numPairFeatures]
 			pair[pfIntroInLabel] = pairOn * bool01(intro != "" && labelWords[e][intro])
-			pair[pfValueEquals] = pairOn * bool01(len(cw) > 0 && equalWords(elemValues[e], cw))
+			pair[pfValueEquals] = pairOn * bool01(len(cw) > 0 && (equalWords(elemValues[e], cw) ||
+				slices.ContainsFunc(f.Selected[e], func(o string) bool { return strings.EqualFold(o, c) })))
 			pair[pfOptionOf] = pairOn * bool01(slices.ContainsFunc(optionWords[e], func(o []string) bool { return equalWords(o, cw) }))
 		}
 		row[cfStopword] = bool01(len(cw) == 1 && instruction.IsStopword(cw[0]))
@@ -762,8 +780,12 @@ func (z *featurizer) typeMask() {
 				}
 			}
 		}
-		if UsesText(typ) && len(f.Candidates) == 0 {
-			ok = false
+		if UsesText(typ) {
+			n := len(f.Candidates) - f.Keys // the texts
+			if a.TextRow(typ, 0) == a.KeyRow() {
+				n = f.Keys
+			}
+			ok = ok && n > 0
 		}
 		// A point is aimed at what the frame shows: none, no point.
 		if UsesPoint(typ) && z.img == nil {
@@ -818,11 +840,12 @@ func pickElements(all []*eventspb.Element, fw, fh float64, n int) []*eventspb.El
 }
 
 // candidateList says where each group of candidates ends: candidates
-// [0, quoted) are the quoted values, [quoted, derived) the values derived
+// [0, keys) are PressKeys (when the policy presses), [keys, quoted) the
+// quoted values, [quoted, derived) the values derived
 // from them and from the page (derivedValues), [derived, spans) the
 // instruction's spans, [spans, instr) its other words, [instr, page) the
 // current page's texts, [page, len) earlier pages' (the memory).
-type candidateList struct{ quoted, derived, spans, instr, page int }
+type candidateList struct{ keys, quoted, derived, spans, instr, page int }
 
 // candidates lists the text choices, deduplicated case-insensitively, at
 // most k: the quoted phrases in order, then the values derived from them
@@ -835,9 +858,16 @@ type candidateList struct{ quoted, derived, spans, instr, page int }
 // lines (text no element holds: a code in a <b>), and last the spans of the
 // earlier pages' text lines in the memory, newest page first (a phone
 // number read two pages ago). A page text without a word (letters or
-// digits) is left out; when k runs out, the memory goes first.
-func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Element, k int, derive bool) (out []string, cs candidateList) {
+// digits) is left out; when k runs out, the memory goes first. Before them
+// all, when the policy presses, come PressKeys: a key is not a text (its
+// own group, kept apart from the texts' deduplication: a page's "Home"
+// link is a text too).
+func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Element, k int, derive, keys bool) (out []string, cs candidateList) {
 	instr := obs.GetInstruction()
+	if keys {
+		out = append(out, PressKeys[:min(len(PressKeys), k)]...)
+	}
+	cs.keys = len(out)
 	seen := map[string]bool{}
 	add := func(s string) {
 		key := strings.ToLower(s)

@@ -126,18 +126,24 @@ func dumpFeatures(a *Architecture, f *Features) string {
 		}
 		fmt.Fprintf(&b, "  targets of: %s\n", strings.Join(types, " "))
 		var allowed []string
-		for k := range f.Candidates {
+		for k := f.Keys; k < len(f.Candidates); k++ {
 			if f.CandMask[e*a.MaxCandidates+k] == 1 {
-				allowed = append(allowed, strconv.Itoa(k))
+				allowed = append(allowed, strconv.Itoa(k-f.Keys))
 			}
 		}
-		if len(allowed) < len(f.Candidates) { // only a select's row is narrowed
+		if len(allowed) < len(f.Candidates)-f.Keys { // only a select's row is narrowed
 			fmt.Fprintf(&b, "  texts allowed: %s\n", strings.Join(allowed, " "))
 		}
 	}
 	Fc := len(candidateFeatureNames)
+	// The keys are the same on every page: their count, then the texts
+	// numbered from 0.
+	fmt.Fprintf(&b, "keys: %d\n", f.Keys)
 	for k, c := range f.Candidates {
-		fmt.Fprintf(&b, "candidate %d %q:\n", k, c)
+		if k < f.Keys {
+			continue
+		}
+		fmt.Fprintf(&b, "candidate %d %q:\n", k-f.Keys, c)
 		fmt.Fprintf(&b, "  %s\n", nonZero(candidateFeatureNames, f.CandFeats[k*Fc:(k+1)*Fc]))
 		fmt.Fprintf(&b, "  words: %s\n", tokens(f.CandTokens[k*a.CandTokens:(k+1)*a.CandTokens], f.CandTokWeights[k*a.CandTokens:(k+1)*a.CandTokens]))
 		P := len(pairFeatureNames)

@@ -96,8 +96,12 @@ func dumpStage(z *featurizer, name string) string {
 		fmt.Fprintf(&b, "cells under no element: %d of %d\n", free, a.Cells())
 	case "candidates":
 		Fc, P := len(candidateFeatureNames), numPairFeatures
+		fmt.Fprintf(&b, "keys: %d\n", f.Keys)
 		for k, c := range f.Candidates {
-			fmt.Fprintf(&b, "candidate %d %q: %s\n", k, c, nonZero(candidateFeatureNames, f.CandFeats[k*Fc:(k+1)*Fc]))
+			if k < f.Keys {
+				continue
+			}
+			fmt.Fprintf(&b, "candidate %d %q: %s\n", k-f.Keys, c, nonZero(candidateFeatureNames, f.CandFeats[k*Fc:(k+1)*Fc]))
 			for e := range f.BIDs {
 				if row := f.PairFeats[(e*K+k)*P : (e*K+k+1)*P]; slices.ContainsFunc(row, func(v float32) bool { return v != 0 }) {
 					fmt.Fprintf(&b, "  with element %d: %s\n", e, nonZero(pairFeatureNames, row))
@@ -107,9 +111,9 @@ func dumpStage(z *featurizer, name string) string {
 	case "select-masks":
 		for e := range z.els {
 			var allowed []string
-			for k := range f.Candidates {
+			for k := f.Keys; k < len(f.Candidates); k++ {
 				if f.CandMask[e*K+k] == 1 {
-					allowed = append(allowed, strconv.Itoa(k))
+					allowed = append(allowed, strconv.Itoa(k-f.Keys))
 				}
 			}
 			fmt.Fprintf(&b, "element %d texts allowed: %s\n", e, strings.Join(allowed, " "))

@@ -109,18 +109,22 @@ func TestFeaturizeCandidatesPutQuotedTextFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"blue fox", "Type", "blue", "fox", "into", "the", "text", "box", "and", "press", "Submit"}
-	if !slices.Equal(f.Candidates, want) {
-		t.Fatalf("candidates = %q, want %q", f.Candidates, want)
+	if !slices.Equal(f.Candidates[:f.Keys], PressKeys) || !slices.Equal(f.Candidates[f.Keys:], want) {
+		t.Fatalf("candidates = %q, want the keys then %q", f.Candidates, want)
 	}
-	if candFeat(t, f, 0, "quoted") != 1 || candFeat(t, f, 0, "after_type_verb") != 1 {
+	k0 := f.Keys
+	if candFeat(t, f, k0, "quoted") != 1 || candFeat(t, f, k0, "after_type_verb") != 1 {
 		t.Errorf(`"blue fox" should be quoted and follow a typing verb`)
 	}
-	if candFeat(t, f, 10, "equals_elem_text") != 1 {
+	if candFeat(t, f, k0+10, "equals_elem_text") != 1 {
 		t.Errorf(`"Submit" should match the button's text`)
 	}
+	// The texts go with every element row and the element-free row, the
+	// keys with the key row alone.
 	for k := range a.MaxCandidates {
-		for r := range a.MaxElements + 1 {
-			if got, want := f.CandMask[r*a.MaxCandidates+k], bool01(k < len(want)); got != want {
+		for r := range a.TextRows() {
+			text, key := k >= k0 && k < k0+len(want), k < k0
+			if got, want := f.CandMask[r*a.MaxCandidates+k], bool01(r == a.KeyRow() && key || r != a.KeyRow() && text); got != want {
 				t.Errorf("CandMask[%d,%d] = %v, want %v", r, k, got, want)
 			}
 		}
@@ -369,11 +373,12 @@ func TestFeaturizeValuesCarryTheirFieldWord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(f.Candidates[:2], []string{"kanesha", "UWH"}) {
-		t.Fatalf("first candidates = %q, want the two quoted values", f.Candidates[:2])
+	if !slices.Equal(f.Candidates[f.Keys:f.Keys+2], []string{"kanesha", "UWH"}) {
+		t.Fatalf("first texts = %q, want the two quoted values", f.Candidates[f.Keys:f.Keys+2])
 	}
 	Lc := a.CandTokens
-	for k, want := range []string{"username", "password"} {
+	for i, want := range []string{"username", "password"} {
+		k := f.Keys + i
 		toks := f.CandTokens[k*Lc : (k+1)*Lc]
 		if toks[1] != hashWord(want, a.Vocab) || f.CandTokWeights[k*Lc+1] != 0.5 {
 			t.Errorf("candidate %q tokens %v (weights %v): want its value then %q", f.Candidates[k], toks, f.CandTokWeights[k*Lc:(k+1)*Lc], want)
@@ -392,8 +397,8 @@ func TestFeaturizeValuesCarryTheirFieldWord(t *testing.T) {
 		}
 		k := slices.Index(f.Candidates, want)
 		switch {
-		case want == "" && candFeat(t, f, 0, "quoted") == 1:
-			t.Errorf("%q: %q taken for a value", instr, f.Candidates[0])
+		case want == "" && candFeat(t, f, f.Keys, "quoted") == 1:
+			t.Errorf("%q: %q taken for a value", instr, f.Candidates[f.Keys])
 		case want != "" && (k < 0 || candFeat(t, f, k, "quoted") != 1):
 			t.Errorf("%q: candidates %q; want %q whole among the values", instr, f.Candidates, want)
 		}

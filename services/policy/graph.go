@@ -82,6 +82,7 @@ func (g *graph) bagOfWords(tokens, weights string, dims ...int64) string {
 func (a *Architecture) buildGraph() (g *graph, outputs [6]string) {
 	g = &graph{}
 	T, E, K := int64(a.MaxInstrTokens), int64(a.MaxElements), int64(a.MaxCandidates)
+	R := int64(a.TextRows())
 	D, Hd := int64(a.EmbedDim), int64(a.Hidden)
 	Lt, Lc := int64(a.ElemTokens), int64(a.CandTokens)
 	oh, ow := a.ConvOut()
@@ -118,14 +119,15 @@ func (a *Architecture) buildGraph() (g *graph, outputs [6]string) {
 	cIn := g.concat(2, InCandFeats, cEmb, g.mul(cEmb, inst3))
 	c1 := g.relu(g.linear(cIn, "c1"))
 	cg := g.reshape(g.matmul(glob, "cglob_w"), -1, 1, Hd)
-	c2 := g.relu(g.add(g.add(g.matmul(c1, "c2_w"), cg), "c2_b"))   // [B,K,H]
-	rowsE := g.linear(e2, "q")                                     // [B,E,H]
-	rowG := g.reshape(g.linear(glob, "gq"), -1, 1, Hd)             // [B,1,H]
-	rows := g.concat(1, rowsE, rowG)                               // [B,E+1,H]
-	bil := g.matmul(rows, g.transpose(c2, 0, 2, 1))                // [B,E+1,K]
-	un := g.reshape(g.linear(c2, "u"), -1, 1, K)                   // [B,1,K]
-	pair := g.reshape(g.matmul(InPairFeats, "pair_w"), -1, E+1, K) // [B,E+1,K]
-	candMask := g.reshape(g.additiveMask(InCandMask), -1, E+1, K)
+	c2 := g.relu(g.add(g.add(g.matmul(c1, "c2_w"), cg), "c2_b")) // [B,K,H]
+	rowsE := g.linear(e2, "q")                                   // [B,E,H]
+	rowG := g.reshape(g.linear(glob, "gq"), -1, 1, Hd)           // [B,1,H]
+	rowK := g.reshape(g.linear(glob, "kq"), -1, 1, Hd)           // [B,1,H]: the key row
+	rows := g.concat(1, rowsE, rowG, rowK)                       // [B,R,H], R = E+2
+	bil := g.matmul(rows, g.transpose(c2, 0, 2, 1))              // [B,R,K]
+	un := g.reshape(g.linear(c2, "u"), -1, 1, K)                 // [B,1,K]
+	pair := g.reshape(g.matmul(InPairFeats, "pair_w"), -1, R, K) // [B,R,K]
+	candMask := g.reshape(g.additiveMask(InCandMask), -1, R, K)
 	candLogits := g.add(g.add(g.add(bil, un), pair), candMask)
 
 	value := g.linear(glob, "v") // [B,1]

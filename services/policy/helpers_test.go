@@ -75,7 +75,7 @@ func testModel(t testing.TB, a Architecture, seed uint64) []byte {
 func smallArch() Architecture {
 	a := DefaultArchitecture()
 	a.FrameHeight, a.FrameWidth = 16, 16
-	a.MaxElements, a.MaxCandidates = 8, 6
+	a.MaxElements, a.MaxCandidates = 8, 6+len(PressKeys)
 	a.Normalize()
 	return a
 }

@@ -123,7 +123,7 @@ func TestONNXRuntimeLoadsAndBatchesConsistently(t *testing.T) {
 		t.Fatal(err)
 	}
 	A, E, K := a.NumTypes(), a.MaxElements, a.MaxCandidates
-	if len(all.TypeLogits) != 3*A || len(all.ElemLogits) != 3*A*E || len(all.CandLogits) != 3*(E+1)*K || len(all.Value) != 3 {
+	if len(all.TypeLogits) != 3*A || len(all.ElemLogits) != 3*A*E || len(all.CandLogits) != 3*a.TextRows()*K || len(all.Value) != 3 {
 		t.Fatalf("output sizes %d %d %d %d", len(all.TypeLogits), len(all.ElemLogits), len(all.CandLogits), len(all.Value))
 	}
 	one, err := a.Stack([]*Features{f2})

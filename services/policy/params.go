@@ -98,6 +98,8 @@ func (a *Architecture) ParamSpecs() []ParamSpec {
 	s = append(s, ParamSpec{Name: "cellglob_w", Shape: []int64{Hd, Hp}, FanIn: Hd, Gain: 1})
 	s = append(s, lin("pt", Hp, A+1, 0.1)...)
 	s = append(s, lin("off", Hp, int64(a.Offsets()), 0.1)...)
+	// The key row of the text head (features v18).
+	s = append(s, lin("kq", Hd, Hd, 0.1)...)
 	return s
 }
 
@@ -108,7 +110,13 @@ const InitSeed = 1
 // InitialONNX returns the version-0 model of a: NewParams(InitSeed) written
 // by WriteONNX.
 func InitialONNX(a Architecture) ([]byte, error) {
-	return WriteONNX(a, a.NewParams(InitSeed))
+	return InitialONNXSeeded(a, InitSeed)
+}
+
+// InitialONNXSeeded is InitialONNX of a run seeded with seed: the learner's
+// first parameters under learner.WithSeed(seed).
+func InitialONNXSeeded(a Architecture, seed uint64) ([]byte, error) {
+	return WriteONNX(a, a.NewParams(seed))
 }
 
 // NewParams draws a deterministic random initialisation: the same

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -12,8 +13,20 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
-// PressKey is the key a PRESS action sends (to the chosen element).
+// PressKey is the key a press without one sends (to the chosen element),
+// as BrowserGym's press and the events before features v18 have it.
 const PressKey = "Enter"
+
+// PressKeys are the keys the policy presses (the key row's candidates,
+// features v18): the keys of forms and lists, the arrows of sliders and
+// carets, and the editing combinations (select all, copy, cut, paste,
+// the start and end of a text). Any other combination is the action
+// table's (press key_comb) and not the policy's.
+var PressKeys = []string{
+	"Enter", "Tab", "Shift+Tab", "Escape", "Backspace", "Delete", "Space",
+	"ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown",
+	"Control+a", "Control+c", "Control+x", "Control+v", "Control+Home", "Control+End",
+}
 
 // maskedBelow marks a logit as masked: the additive mask puts masked
 // entries near -1e9, and no trained logit gets anywhere close.
@@ -39,8 +52,9 @@ const (
 	TargetMasked     Unrepresentable = "the type may not target that element"
 	TextMasked       Unrepresentable = "the text is masked for that element"
 	PointOutside     Unrepresentable = "its point is outside the frame"
-	KeyNotPressable  Unrepresentable = "the press head sends Enter only"
+	KeyNotPressable  Unrepresentable = "the key is not one of the policy's keys"
 	ScrollNotDown    Unrepresentable = "the scroll head turns the wheel down only"
+	NotOneMore       Unrepresentable = "a select of several options is not the selection plus one"
 )
 
 // NotRepresentableError is an ErrNotRepresentable with its kind; Detail
@@ -299,7 +313,7 @@ func (a *Architecture) LogProb(out *Output, c Choice) (float64, error) {
 
 func (a *Architecture) checkOutput(out *Output) error {
 	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
-	if out == nil || len(out.TypeLogits) != A || len(out.ElemLogits) != A*E || len(out.CandLogits) != (E+1)*K ||
+	if out == nil || len(out.TypeLogits) != A || len(out.ElemLogits) != A*E || len(out.CandLogits) != a.TextRows()*K ||
 		len(out.PointLogits) != (A+1)*G || len(out.PointOffsets) != G*a.Offsets() {
 		return errors.New("unable to use outputs: shapes do not match the architecture")
 	}
@@ -308,7 +322,7 @@ func (a *Architecture) checkOutput(out *Output) error {
 
 // ActionOf builds the action fields of a choice on the featurized
 // observation: CLICK bid; FILL and SELECT_OPTION bid + text + text_token;
-// PRESS bid + key Enter; SCROLL bid + x/y at the element's centre +
+// PRESS bid + key + text_token (a candidate of the key row); SCROLL bid + x/y at the element's centre +
 // delta_y half a frame down; SEND_MSG_TO_USER text + text_token.
 func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error) {
 	typ := a.TypeAt(c.Type)
@@ -326,7 +340,27 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		if c.Candidate < 0 || c.Candidate >= len(f.Candidates) {
 			return nil, fmt.Errorf("%w: candidate %d of %d", ErrNotRepresentable, c.Candidate, len(f.Candidates))
 		}
-		act.Text = f.Candidates[c.Candidate]
+		if press := a.TextRow(typ, 0) == a.KeyRow(); press != (c.Candidate < f.Keys) {
+			return nil, fmt.Errorf("%w: candidate %d is not a %s", ErrNotRepresentable, c.Candidate, map[bool]string{true: "key", false: "text"}[press])
+		} else if press {
+			act.Key = f.Candidates[c.Candidate]
+		} else {
+			act.Text = f.Candidates[c.Candidate]
+		}
+		// A listbox's select adds its option to those selected (BrowserGym's
+		// select_option of them all): one choice a step, as a person's
+		// ctrl-click.
+		if typ == eventspb.ActionType_ACTION_TYPE_SELECT_OPTION && c.Element < len(f.Selected) && len(f.Selected[c.Element]) > 0 {
+			act.Options = append(slices.Clone(f.Selected[c.Element]), act.Text)
+			if slices.ContainsFunc(f.Selected[c.Element], func(o string) bool { return strings.EqualFold(o, act.Text) }) {
+				act.Options = slices.Clone(f.Selected[c.Element])
+			}
+			if len(act.Options) < 2 {
+				act.Options = nil
+			} else {
+				act.Text = act.Options[0] // as the event has it; text_token names the one added
+			}
+		}
 		k := uint32(c.Candidate)
 		act.TextToken = &k
 	}
@@ -350,8 +384,6 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		}
 		act.X, act.Y = f.Centers[c.Element][0], f.Centers[c.Element][1]
 		act.DeltaY = f.FrameHeight / 2
-	case eventspb.ActionType_ACTION_TYPE_PRESS:
-		act.Key = PressKey
 	}
 	raw, err := action.Format(act)
 	if err != nil {
@@ -383,22 +415,51 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 			return c, notRepresentable(ElementNotKept, "bid %q is not among the %d kept elements", act.GetBid(), len(f.BIDs))
 		}
 	}
-	if k := act.GetKey(); typ == eventspb.ActionType_ACTION_TYPE_PRESS && k != "" && k != PressKey {
-		// ActionOf would send Enter: taking this step as the policy's
-		// would clone or credit a different action.
-		return c, notRepresentable(KeyNotPressable, "key %q is not %s", k, PressKey)
+	if typ == eventspb.ActionType_ACTION_TYPE_PRESS {
+		// The key is a candidate of the key row: another would clone or
+		// credit a different action.
+		k := cmp.Or(act.GetKey(), PressKey)
+		if c.Candidate = slices.Index(f.Candidates[:f.Keys], k); c.Candidate < 0 {
+			return c, notRepresentable(KeyNotPressable, "key %q is not one of the %d keys", k, f.Keys)
+		}
 	}
 	if typ == eventspb.ActionType_ACTION_TYPE_SCROLL && (act.GetDeltaY() < 0 || act.GetDeltaX() != 0) {
 		// ActionOf scrolls half a frame down.
 		return c, notRepresentable(ScrollNotDown, "a scroll by (%g, %g)", act.GetDeltaX(), act.GetDeltaY())
 	}
-	if UsesText(typ) {
-		if act.TextToken != nil && int(act.GetTextToken()) < len(f.Candidates) && f.Candidates[act.GetTextToken()] == act.GetText() {
+	if opts := act.GetOptions(); typ == eventspb.ActionType_ACTION_TYPE_SELECT_OPTION && len(opts) > 1 {
+		// Several options: the selection kept plus the one chosen now.
+		var sel []string
+		if c.Element < len(f.Selected) {
+			sel = f.Selected[c.Element]
+		}
+		in := func(set []string) func(string) bool {
+			return func(o string) bool {
+				return slices.ContainsFunc(set, func(s string) bool { return strings.EqualFold(s, o) })
+			}
+		}
+		var added []string
+		for _, o := range opts {
+			if !in(sel)(o) {
+				added = append(added, o)
+			}
+		}
+		if len(added) != 1 || slices.ContainsFunc(sel, func(s string) bool { return !in(opts)(s) }) {
+			return c, notRepresentable(NotOneMore, "options %q on the selection %q", opts, sel)
+		}
+		act = &eventspb.Action{Type: typ, Bid: act.GetBid(), Text: added[0]}
+	}
+	if UsesText(typ) && typ != eventspb.ActionType_ACTION_TYPE_PRESS {
+		texts := f.Candidates[f.Keys:]
+		if tt := int(act.GetTextToken()); act.TextToken != nil && tt >= f.Keys && tt < len(f.Candidates) && f.Candidates[act.GetTextToken()] == act.GetText() {
 			c.Candidate = int(act.GetTextToken())
 		} else {
-			c.Candidate = slices.Index(f.Candidates, act.GetText())
+			c.Candidate = slices.Index(texts, act.GetText())
 			if c.Candidate < 0 {
-				c.Candidate = slices.IndexFunc(f.Candidates, func(s string) bool { return strings.EqualFold(s, act.GetText()) })
+				c.Candidate = slices.IndexFunc(texts, func(s string) bool { return strings.EqualFold(s, act.GetText()) })
+			}
+			if c.Candidate >= 0 {
+				c.Candidate += f.Keys
 			}
 		}
 		if c.Candidate < 0 {
@@ -460,7 +521,9 @@ func (a *Architecture) Entropy(out *Output) (float64, error) {
 		case UsesElement(typ):
 			lpE := logSoftmax(a.elemRow(out, t))
 			h += pt * entropyOf(lpE)
-			if UsesText(typ) {
+			if UsesText(typ) && a.TextRow(typ, 0) == a.KeyRow() {
+				h += pt * candH(a.KeyRow()) // a press's key: one row, whatever the element
+			} else if UsesText(typ) {
 				for e, le := range lpE {
 					if pe := math.Exp(le); pe > 0 {
 						h += pt * pe * candH(e)

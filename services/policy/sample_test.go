@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -13,7 +14,7 @@ import (
 // element and candidate logits zero except masked where the features mask.
 func handOutput(a *Architecture, f *Features, typeLogits map[eventspb.ActionType]float32) *Output {
 	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
-	o := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K),
+	o := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, a.TextRows()*K),
 		PointLogits: make([]float32, (A+1)*G), PointOffsets: make([]float32, G*a.Offsets()), Value: 0.25}
 	for t := range A {
 		o.TypeLogits[t] = -1e9
@@ -24,7 +25,7 @@ func handOutput(a *Architecture, f *Features, typeLogits map[eventspb.ActionType
 			o.ElemLogits[t*E+e] = (f.ElemTypeMask[t*E+e] - 1) * 1e9
 		}
 	}
-	for r := range E + 1 {
+	for r := range a.TextRows() {
 		for k := range K {
 			o.CandLogits[r*K+k] = (f.CandMask[r*K+k] - 1) * 1e9
 		}
@@ -43,7 +44,7 @@ func TestSampleBuildsActionsAndRecomputesLogProb(t *testing.T) {
 	})
 	// Make "blue fox" the text box's favourite candidate.
 	K := a.MaxCandidates
-	o.CandLogits[0*K+0] = 3
+	o.CandLogits[0*K+f.Keys] = 3
 	rng := rand.New(rand.NewPCG(1, 2))
 	counts := map[string]int{}
 	const n = 4000
@@ -71,7 +72,7 @@ func TestSampleBuildsActionsAndRecomputesLogProb(t *testing.T) {
 	}
 	// FILL only ever targets the text box (a1); p(FILL)·p("blue fox"|a1).
 	pType := softmax([]float64{2, 1, 0})
-	nCand := float64(len(f.Candidates))
+	nCand := float64(len(f.Candidates) - f.Keys)
 	pBlue := math.Exp(3) / (math.Exp(3) + nCand - 1)
 	want := map[string]float64{
 		`fill("a1", "blue fox")`: pType[0] * pBlue,
@@ -100,7 +101,7 @@ func TestSampleBuildsActionsAndRecomputesLogProb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action.GetRaw() != `fill("a1", "blue fox")` || d.Action.GetTextToken() != 0 {
+	if d.Action.GetRaw() != `fill("a1", "blue fox")` || int(d.Action.GetTextToken()) != f.Keys {
 		t.Fatalf("greedy action %s (token %d)", d.Action.GetRaw(), d.Action.GetTextToken())
 	}
 	wantLP := math.Log(pType[0]) + 0 + math.Log(pBlue) // one eligible element: log 1
@@ -126,17 +127,32 @@ func TestChoiceOfRejectsUnrepresentableActions(t *testing.T) {
 	}
 	// A demonstration's fill without text_token still maps (by text, any case).
 	c, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "a1", Text: "Blue Fox"})
-	if err != nil || c.Candidate != 0 || c.Element != 0 {
+	if err != nil || c.Candidate != f.Keys || c.Element != 0 {
 		t.Fatalf("ChoiceOf demo fill = %+v, %v", c, err)
 	}
-	// The press head sends Enter: a recorded press of another key is not
-	// its action, whatever element it went to.
-	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "Enter"}); err != nil {
-		t.Fatalf("press Enter: %v", err)
+	// A press's key is a candidate of the key row, whatever element it
+	// went to; a key the policy has not is not its action; a press
+	// without a key is Enter's.
+	for key, want := range map[string]string{"ArrowRight": "ArrowRight", "Control+a": "Control+a", "": "Enter"} {
+		c, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: key})
+		if err != nil || c.Candidate < 0 || c.Candidate >= f.Keys || f.Candidates[c.Candidate] != want {
+			t.Fatalf("press %q: %+v, %v; want the key %q", key, c, err, want)
+		}
+		back, err := a.ActionOf(f, c)
+		if err != nil || back.GetKey() != want || back.GetText() != "" || back.GetBid() != "a1" {
+			t.Fatalf("press %q back: %v, %v", key, back, err)
+		}
 	}
 	var nr *NotRepresentableError
-	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "ArrowRight"}); !errors.As(err, &nr) || nr.Kind != KeyNotPressable {
-		t.Fatalf("press ArrowRight: err = %v, want %q", err, KeyNotPressable)
+	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "a1", Key: "Alt+F4"}); !errors.As(err, &nr) || nr.Kind != KeyNotPressable {
+		t.Fatalf("press Alt+F4: err = %v, want %q", err, KeyNotPressable)
+	}
+	// A fill never types a key's name, nor a press a text.
+	if _, err := a.ActionOf(f, Choice{Type: a.TypeIndex(eventspb.ActionType_ACTION_TYPE_FILL), Element: 0, Candidate: 0, Point: -1, ToPoint: -1}); !errors.Is(err, ErrNotRepresentable) {
+		t.Fatalf("fill with a key: err = %v", err)
+	}
+	if _, err := a.ActionOf(f, Choice{Type: a.TypeIndex(eventspb.ActionType_ACTION_TYPE_PRESS), Element: 0, Candidate: f.Keys, Point: -1, ToPoint: -1}); !errors.Is(err, ErrNotRepresentable) {
+		t.Fatalf("press with a text: err = %v", err)
 	}
 	// The scroll head turns the wheel down: up is not its action.
 	if _, err := a.ChoiceOf(f, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SCROLL, Bid: "a1", DeltaY: 105}); err != nil {
@@ -196,7 +212,7 @@ func TestGreedyAvoidingSkipsTheRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	A, E, K, G := a.NumTypes(), a.MaxElements, a.MaxCandidates, a.Cells()
-	out := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, (E+1)*K),
+	out := &Output{TypeLogits: make([]float32, A), ElemLogits: make([]float32, A*E), CandLogits: make([]float32, a.TextRows()*K),
 		PointLogits: make([]float32, (A+1)*G), PointOffsets: make([]float32, G*a.Offsets())}
 	click := a.TypeIndex(eventspb.ActionType_ACTION_TYPE_CLICK)
 	for i := range out.TypeLogits {
@@ -295,5 +311,41 @@ func TestPointHead(t *testing.T) {
 	h, err := a.Entropy(u)
 	if err != nil || math.Abs(h-math.Log(float64(a.MaxElements))) > 1e-9 {
 		t.Fatalf("entropy %g (%v), want log %d", h, err, a.MaxElements)
+	}
+}
+
+// TestListboxSelectAddsOne: on a listbox with options selected, a select
+// keeps them and adds the chosen one; a recorded selection of the kept
+// ones plus one maps back, others are not the policy's.
+func TestListboxSelectAddsOne(t *testing.T) {
+	a := DefaultArchitecture()
+	obs := &eventspb.Observation{
+		Instruction: "Select Peru, Chad from the scroll list and click Submit.",
+		Width:       160, Height: 210,
+		Elements: []*eventspb.Element{
+			{Bid: "l", Role: "listbox", Text: "Peru", Box: box(10, 60, 100, 60), Value: "Peru",
+				Options: []string{"Chad", "Fiji", "Peru"}, Selected: []string{"Peru"}},
+			{Bid: "s", Role: "button", Text: "Submit", Box: box(10, 130, 40, 20)},
+		},
+	}
+	f, err := a.Featurize(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_SELECT_OPTION, Bid: "l", Text: "Peru", Options: []string{"Peru", "Chad"}}
+	c, err := a.ChoiceOf(f, rec)
+	if err != nil || f.Candidates[c.Candidate] != "Chad" {
+		t.Fatalf("ChoiceOf(%v) = %+v, %v; want the candidate Chad", rec, c, err)
+	}
+	back, err := a.ActionOf(f, c)
+	if err != nil || !slices.Equal(back.GetOptions(), []string{"Peru", "Chad"}) || back.GetText() != "Peru" {
+		t.Fatalf("ActionOf = %v, %v; want Peru kept and Chad added", back, err)
+	}
+	var nr *NotRepresentableError
+	for _, opts := range [][]string{{"Chad", "Fiji"}, {"Peru", "Chad", "Fiji"}} {
+		rec.Options = opts
+		if _, err := a.ChoiceOf(f, rec); !errors.As(err, &nr) || nr.Kind != NotOneMore {
+			t.Errorf("options %q: err = %v, want %q", opts, err, NotOneMore)
+		}
 	}
 }

@@ -67,7 +67,8 @@ type Row struct {
 	// Roles are the element roles (Element.role) it may target; empty: any.
 	Roles []string
 	// Element and Text: the policy's element head chooses its bid, the
-	// text head its text (and both log-probs count).
+	// text head its text (a press: its key, from the key row), and both
+	// log-probs count.
 	Element, Text bool
 	// Point and ToPoint: the policy's point head chooses its point (x, y),
 	// and its destination row the second point (to_x, to_y) of a drag.
@@ -94,7 +95,7 @@ var Table = []Row{
 		Target: TargetViewport, Element: true,
 		Doc: "turn the wheel by (delta_x, delta_y) CSS pixels at element bid's centre, at the point (x, y), or at the viewport's centre"},
 	{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Set: SetBid, Name: Press, Params: []string{"bid", "key_comb"}, Required: 1,
-		Target: TargetElementOptional, Element: true,
+		Target: TargetElementOptional, Element: true, Text: true,
 		Doc: "press the key combination key_comb, focused on bid when given"},
 	{Type: eventspb.ActionType_ACTION_TYPE_GOTO, Name: Goto, Params: []string{"url"}, Required: 1,
 		Doc: "navigate to url (allowed origins only)"},
@@ -160,7 +161,7 @@ func names() string {
 
 // ToProto is a's event form (the fields of its type; the caller adds the
 // envelope, the state it acted on and the policy's facts). A select_option
-// of several options has none.
+// of several options carries them all in options (the first in text too).
 func ToProto(a Action) (*eventspb.Action, error) {
 	r, ok := ByName(a.Type)
 	if !ok {
@@ -173,13 +174,11 @@ func ToProto(a Action) (*eventspb.Action, error) {
 	}
 	switch a.Type {
 	case SelectOption:
-		if len(a.Options) > 1 {
-			// The event has one text: dropping the others would record
-			// (and replay) another action than the one taken.
-			return nil, fmt.Errorf("unable to convert %s: an action event carries one option", a)
-		}
 		if len(a.Options) > 0 {
 			ev.Text = a.Options[0]
+		}
+		if len(a.Options) > 1 {
+			ev.Options = slices.Clone(a.Options)
 		}
 	default:
 		ev.Text = a.Text
@@ -205,6 +204,9 @@ func FromProto(e *eventspb.Action) (Action, error) {
 		a.BID, a.Text = e.GetBid(), e.GetText()
 	case SelectOption:
 		a.BID, a.Options = e.GetBid(), []string{e.GetText()}
+		if len(e.GetOptions()) > 1 {
+			a.Options = slices.Clone(e.GetOptions())
+		}
 	case Scroll:
 		// With a bid, x and y only record its centre (the policy's
 		// element head sets both): the bid places the wheel.

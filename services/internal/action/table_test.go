@@ -61,8 +61,11 @@ func TestTableCoversTheSchema(t *testing.T) {
 	if _, err := FromProto(&eventspb.Action{}); err == nil {
 		t.Error("FromProto accepted an action of no type")
 	}
-	if _, err := ToProto(Action{Type: SelectOption, BID: "7", Options: []string{"a", "b"}}); err == nil {
-		t.Error("ToProto dropped all but one option of a multi-select")
+	// A multi-select's options all travel (and come back in order).
+	if ev, err := ToProto(Action{Type: SelectOption, BID: "7", Options: []string{"a", "b"}}); err != nil {
+		t.Errorf("ToProto of a multi-select: %v", err)
+	} else if back, err := FromProto(ev); err != nil || !slices.Equal(back.Options, []string{"a", "b"}) {
+		t.Errorf("a multi-select came back as %v, %v", back, err)
 	}
 	if _, err := ToProto(Action{Type: "keyboard_type"}); err == nil {
 		t.Error("ToProto accepted an action type the table does not have")
@@ -123,6 +126,9 @@ func protoFields(e *eventspb.Action) string {
 		add("to", fmt.Sprintf("(%g, %g)", e.GetToX(), e.GetToY()))
 	}
 	add("text", e.GetText())
+	if len(e.GetOptions()) > 0 {
+		add("options", strings.Join(e.GetOptions(), "|"))
+	}
 	add("key", e.GetKey())
 	add("url", e.GetUrl())
 	if e.GetDeltaX() != 0 || e.GetDeltaY() != 0 {

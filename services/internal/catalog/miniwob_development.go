@@ -44,6 +44,16 @@ var miniwobDevelopment = map[string]string{
 	"enter-text-2":        "derived values: case variants (features v17)",
 	"simple-arithmetic":   "derived values: arithmetic (features v17)",
 	"simple-algebra":      "derived values: arithmetic (features v17)",
+	// Designed from the scripted solutions' inexpressible steps (the
+	// audit, features v18).
+	"guess-number":      "derived values: a named range's integers (features v18)",
+	"visual-addition":   "derived values: counts (features v18)",
+	"use-colorwheel":    "derived values: a named colour's hex code (features v18)",
+	"use-slider":        "the key row: arrows (features v18)",
+	"copy-paste":        "the key row: the clipboard's keys (features v18)",
+	"copy-paste-2":      "the key row: the clipboard's keys (features v18)",
+	"scroll-text-2":     "the key row: Control+Home (features v18)",
+	"click-scroll-list": "a listbox's select adds one option (features v18)",
 }
 
 // MiniWoBDevelopment says whether a MiniWoB++ task ("click-test" or

@@ -59,6 +59,12 @@ type Config struct {
 	// tasks: builtin (the generated families), miniwob (the MiniWoB++
 	// benchmark's pages, fetched by `make setup`) or all.
 	Suite string
+	// Seed seeds a run's randomness: the policy's initialisation (the
+	// learner's and the actors' version 0), the learner's replay draws and
+	// curriculum, the actors' action sampling and the web server's delays.
+	// 0: the defaults (1 for the policy and the learner, the clock for the
+	// actors and the server).
+	Seed uint64
 	// ActionSet is the action space a fresh policy chooses from (actor
 	// and learner): bid (the element actions the built-in families need)
 	// or bid+coord (and the mouse's own, by element and by point, which
@@ -170,6 +176,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	fs.IntVar(&c.RecorderFrameSample, "recorder-frame-sample", 20, "the recorder stores the frames of every greedy (evaluation) episode and of 1 in this many training episodes in ClickHouse's frames table, for the dashboard's episode view; 0: greedy only, -1: none (env "+envName("recorder-frame-sample")+")")
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed of a run's randomness: the policy's initialisation, the learner's replay and curriculum, the actors' sampling, the web server's delays; 0: the defaults (1, and the clock for actors and server) (env "+envName("seed")+")")
 	str(&c.ActionSet, "action-set", "", "action space of a fresh policy: bid (noop, click, fill, select_option, scroll, press, go_back, send_msg_to_user) or bid+coord (and dblclick, hover, mouse_click, mouse_move, mouse_drag_and_drop); empty: the suite's (bid for builtin, bid+coord for miniwob and all)")
 	str(&c.Ablate, "ablate", "", "inputs a fresh policy does without, a comma list: vision (the frame zeroed, colour features off), task-specific (the features written for one task, derived values); empty: none")
 	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")

@@ -64,6 +64,7 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
 		{[]string{"-ablate", "vision,colour"}, nil, `invalid -ablate: unknown ablation "colour"`},
 		{[]string{"-demo-mix", "1.5"}, nil, "invalid -demo-mix"},
+		{[]string{"-grpo-norm", "episode"}, nil, "invalid -grpo-norm"},
 		{nil, map[string]string{"ASYNCWEBRL_STOP_TIMEOUT": "forever"}, "invalid ASYNCWEBRL_STOP_TIMEOUT"},
 		{nil, map[string]string{"ASYNCWEBRL_ADMIN_ADDR": "7070"}, "invalid -admin-addr"},
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
@@ -12,6 +13,11 @@ import (
 type Learner struct {
 	// Algo is ppo, reinforce or grpo.
 	Algo string
+	// GRPONorm is how GRPO weighs an episode's steps: step or trajectory.
+	GRPONorm string
+	// Core is the core the training thread owns, the rest of the process
+	// kept off it (-1: none).
+	Core int
 	// Replay is fifo, prioritized or epochs.
 	Replay       string
 	BatchSize    int
@@ -54,6 +60,8 @@ type Run struct {
 
 func (l *Learner) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Algo, "algo", "ppo", "learner: ppo or grpo (their clip anchored on a proximal policy, the stored behaviour log-prob weighing the sample: AReaL's decoupled objective), ppo-plain or grpo-plain (clipped against the behaviour log-prob), or reinforce (env "+envName("algo")+")")
+	fs.StringVar(&l.GRPONorm, "grpo-norm", "step", "learner: GRPO's weight of a step: step (every step alike, the constant 1/k AsyncWebRL uses: a long episode counts for its steps) or trajectory (1/|episode|: every episode alike, as GRPO's first form) (env "+envName("grpo-norm")+")")
+	fs.IntVar(&l.Core, "learner-core", -1, "learner: the core its training thread owns, every other thread of the process (actors, browsers) pinned to the other cores, in async and sync runs alike; -1 = off (env "+envName("learner-core")+")")
 	fs.StringVar(&l.Replay, "replay", "fifo", "learner: replay sampling: fifo or prioritized (task-balanced draws), or epochs (each arriving sample used replay-ratio times in shuffled minibatches, as the on-policy learner) (env "+envName("replay")+")")
 	fs.IntVar(&l.BatchSize, "batch-size", 64, "learner: samples per update (env "+envName("batch-size")+")")
 	fs.Float64Var(&l.ReplayRatio, "replay-ratio", 8, "learner: average times each sample is trained on; paces updates by experience (env "+envName("replay-ratio")+")")
@@ -81,6 +89,14 @@ var (
 )
 
 func (l *Learner) validate() error {
+	if n := runtime.NumCPU(); l.Core < -1 || l.Core >= n || l.Core >= 0 && n < 2 {
+		return fmt.Errorf("invalid -learner-core %d: want -1 (off) or a core 0..%d of a machine with at least 2", l.Core, n-1)
+	}
+	if l.GRPONorm != "" {
+		if err := oneOf("-grpo-norm", l.GRPONorm, "step", "trajectory"); err != nil {
+			return err
+		}
+	}
 	if l.Algo != "" {
 		if err := oneOf("-algo", l.Algo, Algos...); err != nil {
 			return err

@@ -42,6 +42,9 @@ type Element struct {
 	Value      string   `json:"value,omitempty"`
 	Checked    bool     `json:"checked,omitempty"`
 	Options    []string `json:"options,omitempty"`
+	// Selected are a listbox's selected options (a select of several
+	// choices), their texts in order.
+	Selected []string `json:"selected,omitempty"`
 	// Hint is the element's tag, input type and class names as words
 	// ("span like"): what an icon button or a widget is, beyond its text.
 	Hint string `json:"hint,omitempty"`

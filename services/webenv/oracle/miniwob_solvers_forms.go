@@ -446,10 +446,12 @@ func formScrollEnd(ctx context.Context, p *Play, css string, bottom bool) error 
 		if bottom && at.Top >= at.Max-1 || !bottom && at.Top <= 0 {
 			return nil
 		}
-		// Up is a wheel turned the other way: the policy's scroll head
-		// turns it down only, so the audit counts these steps
-		// inexpressible (policy.ScrollNotDown).
-		if err := p.Do(ctx, formScroll(p, bid, bottom)); err != nil {
+		// Up is the keys': the policy's wheel turns down only.
+		a := formScroll(p, bid, bottom)
+		if !bottom {
+			a = env.Action{Type: env.Press, BID: bid, Key: "Control+Home"}
+		}
+		if err := p.Do(ctx, a); err != nil {
 			return err
 		}
 	}
@@ -473,11 +475,14 @@ func formTableValue(ctx context.Context, p *Play, key string) (string, error) {
 // page compares it exactly; the policy's copies of a field's value are
 // trimmed, so this fill is one it cannot express).
 func formCopy(ctx context.Context, p *Play, css string) error {
-	var text string
-	if err := p.Read(ctx, `document.querySelector(`+strconv.Quote(css)+`).value`, &text); err != nil {
-		return err
+	// Through the clipboard, as a person does: the text's runs of spaces
+	// and its line breaks, which the page compares, are not what the
+	// observation's collapsed value shows.
+	press := func(css, key string) func() error {
+		return func() error { return p.By(ctx, css, env.Action{Type: env.Press, Key: key}) }
 	}
-	return steps(func() error { return p.By(ctx, "#answer-input", fill(text)) }, func() error { return p.By(ctx, submit, click) })
+	return steps(press(css, "Control+a"), press(css, "Control+c"), press("#answer-input", "Control+v"),
+		func() error { return p.By(ctx, submit, click) })
 }
 
 // formLoginPopup logs in past login-user-popup's popup: it opens when a

@@ -162,8 +162,8 @@ var widgetSolvers = map[string]MiniWoBSolver{
 			return err
 		}
 		// The options the list names (a country's name may hold a comma),
-		// chosen at once: two are beyond the policy, whose select head
-		// carries one option (and a press picks one, a drag a run).
+		// added one a step, as the policy's select adds one to a
+		// listbox's selection (select_option of the selection so far).
 		var opts []string
 		if err := p.Read(ctx, fmt.Sprintf(`[...document.querySelectorAll('#options option')].map(o => o.textContent).filter(t => (', ' + %q + ', ').includes(', ' + t + ', '))`, names), &opts); err != nil {
 			return err
@@ -171,8 +171,12 @@ var widgetSolvers = map[string]MiniWoBSolver{
 		if len(opts) == 0 {
 			return fmt.Errorf("no option of the list is in %q", names)
 		}
-		return steps(func() error { return p.By(ctx, "#options", env.Action{Type: env.SelectOption, Options: opts}) },
-			func() error { return p.On(ctx, "button", "Submit", click) })
+		for i := range opts {
+			if err := p.By(ctx, "#options", env.Action{Type: env.SelectOption, Options: opts[:i+1]}); err != nil {
+				return err
+			}
+		}
+		return p.On(ctx, "button", "Submit", click)
 	},
 	"click-shades": func(ctx context.Context, p *Play) error {
 		c, err := p.Between("Select all the shades of ", " and press Submit.")

@@ -144,17 +144,26 @@ func TestRolloutSummaryMedians(t *testing.T) {
 // before anything starts.
 func TestBenchTrainFlags(t *testing.T) {
 	bt, err := parseTrainFlags(map[string]string{})
-	if err != nil || len(bt.modes) != 2 || bt.repeat != 1 || bt.window != 40 || bt.target != 0.8 || bt.tier != catalog.Easy || bt.cap != 20*time.Minute {
+	if err != nil || len(bt.modes) != 2 || bt.seeds != 5 || bt.window != 40 || bt.hold != 20 || bt.target != 0.8 || bt.tier != catalog.Easy || bt.cap != 20*time.Minute || bt.repeatAlias {
 		t.Fatalf("defaults %+v, %v", bt, err)
 	}
-	bt, err = parseTrainFlags(map[string]string{"modes": "sync,sync", "repeat": "3", "target": "0.9", "tier": "medium", "cap": "5m", "window": "20"})
-	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.repeat != 3 || bt.target != 0.9 || bt.tier != catalog.Medium || bt.cap != 5*time.Minute || bt.window != 20 {
+	bt, err = parseTrainFlags(map[string]string{"modes": "sync,sync", "seeds": "3", "target": "0.9", "tier": "medium", "cap": "5m", "window": "20", "hold": "1"})
+	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.seeds != 3 || bt.target != 0.9 || bt.tier != catalog.Medium || bt.cap != 5*time.Minute || bt.window != 20 || bt.hold != 1 {
 		t.Fatalf("parsed %+v, %v", bt, err)
+	}
+	// --repeat, the former name, still sets the runs per mode.
+	vals := map[string]string{"repeat": "2"}
+	if bt, err = parseTrainFlags(vals); err != nil || bt.seeds != 2 || !bt.repeatAlias || vals["repeat"] != "2" {
+		t.Fatalf("--repeat 2: %+v, %v (the caller's map left as it was: %v)", bt, err, vals)
 	}
 	for _, args := range [][]string{
 		{"--modes", "async,lockstep"},
 		{"--modes", ","},
 		{"--repeat", "0"},
+		{"--seeds", "0"},
+		{"--seeds", "3", "--repeat", "3"},
+		{"--hold", "0"},
+		{"--hold", "x"},
 		{"--target", "1.5"},
 		{"--target", "0"},
 		{"--tier", "impossible"},
@@ -169,27 +178,51 @@ func TestBenchTrainFlags(t *testing.T) {
 	}
 }
 
-// The summary's ratio is sync's median time to the target over async's, and
-// says when a capped run makes it a bound.
+// The summary: per mode the reached count and the medians with their
+// intervals, and the ratio sync/async, which says when capped runs make it
+// a bound.
 func TestBenchTrainSummary(t *testing.T) {
 	bt := trainFlags{modes: []string{"async", "sync"}, target: 0.8}
 	run := func(mode string, min int, reached bool) trainRun {
-		return trainRun{mode: mode, toTarget: time.Duration(min) * time.Minute, reached: reached}
+		return trainRun{mode: mode, toTarget: time.Duration(min) * time.Minute, steps: 1000 * min, reached: reached}
 	}
 	var out strings.Builder
 	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 12, true), run("async", 2, true), run("sync", 9, true), run("async", 3, true), run("sync", 10, true)}, bt)
-	if !strings.Contains(out.String(), "async reached the target 3.33x sooner") {
+	t.Logf("summary:\n%s", out.String())
+	if !strings.Contains(out.String(), "async reached the target 3.33x sooner") || !strings.Contains(out.String(), "95% interval") {
 		t.Errorf("medians 3m and 10m: %s", out.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 5 || !strings.Contains(lines[1], "median time") || !strings.Contains(lines[2], "async") || !strings.Contains(lines[2], "3 of 3") ||
+		!strings.Contains(lines[2], "3m0s") || !strings.Contains(lines[2], "3000") || !strings.Contains(lines[3], "10m0s") || !strings.Contains(lines[4], "sync/async") {
+		t.Errorf("the table lacks a mode's row:\n%s", out.String())
+	}
+	// The resamples' medians of 2, 3, 4 minutes lie within 2m..4m.
+	if !strings.Contains(lines[2], "[2m0s, 4m0s]") {
+		t.Errorf("async's interval is not [2m0s, 4m0s]:\n%s", out.String())
 	}
 	out.Reset()
 	printTrainSummary(&out, []trainRun{{mode: "async", toTarget: 134900 * time.Millisecond, reached: true}}, trainFlags{modes: []string{"async"}, target: 0.8})
-	if !strings.Contains(out.String(), "median time to 80% async: 2m15s") {
-		t.Errorf("a median of 134.9 s is printed %q, want 2m15s (rounded, not truncated)", out.String())
+	if !strings.Contains(out.String(), "2m15s") || !strings.Contains(out.String(), "1 of 1") || strings.Contains(out.String(), "sync/async") {
+		t.Errorf("a median of 134.9 s is printed %q, want 2m15s (rounded, not truncated), no ratio", out.String())
 	}
 	out.Reset()
 	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 20, false)}, bt)
-	if !strings.Contains(out.String(), "at least 5.00x sooner") || !strings.Contains(out.String(), "hit the cap") {
+	if !strings.Contains(out.String(), "at least 5.00x sooner") || !strings.Contains(out.String(), "hit the cap in 1 of 1") || !strings.Contains(out.String(), "≥ 20m0s") {
 		t.Errorf("a capped sync run: %s", out.String())
+	}
+	// One capped run of three lies above the median: it stays exact.
+	out.Reset()
+	printTrainSummary(&out, []trainRun{run("async", 4, true), run("sync", 20, false), run("async", 2, true), run("sync", 9, true), run("async", 3, true), run("sync", 10, true)}, bt)
+	if !strings.Contains(out.String(), "2 of 3") || !strings.Contains(out.String(), "3.33x sooner") || strings.Contains(out.String(), "at least") {
+		t.Errorf("one capped sync run of three: %s", out.String())
+	}
+	// Its steps at the cap below the others' could rise past the median:
+	// the steps' median is then a lower bound, the time's stays exact.
+	out.Reset()
+	printTrainSummary(&out, []trainRun{run("async", 4, true), {mode: "sync", toTarget: 20 * time.Minute, steps: 1000}, run("async", 2, true), run("sync", 9, true), run("async", 3, true), run("sync", 10, true)}, bt)
+	if lines := strings.Split(out.String(), "\n"); len(lines) < 4 || !strings.Contains(lines[3], "≥ 9000") || strings.Contains(lines[3], "≥ 10m") || !strings.Contains(out.String(), "3.33x sooner") {
+		t.Errorf("a capped sync run with few steps: %s", out.String())
 	}
 	out.Reset()
 	printTrainSummary(&out, []trainRun{run("async", 20, false), run("sync", 20, false)}, bt)
@@ -271,9 +304,9 @@ func TestBenchReportPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := []trainRun{
-		{mode: "async", repeat: 1, reached: true, toTarget: 3 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.2}, {Minutes: 2, Value: 0.6}, {Minutes: 3, Value: 0.85}},
+		{mode: "async", seed: 1, reached: true, toTarget: 3 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.2}, {Minutes: 2, Value: 0.6}, {Minutes: 3, Value: 0.85}},
 			propagation: []time.Duration{80 * time.Millisecond, 120 * time.Millisecond, 400 * time.Millisecond}},
-		{mode: "sync", repeat: 1, toTarget: 10 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.1}, {Minutes: 5, Value: 0.4}}},
+		{mode: "sync", seed: 1, toTarget: 10 * time.Minute, curve: []reporter.Point{{Minutes: 1, Value: 0.1}, {Minutes: 5, Value: 0.4}}},
 	}
 	if err := trainPlots(&doc, dir, runs); err != nil {
 		t.Fatal(err)

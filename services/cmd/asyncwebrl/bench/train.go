@@ -10,13 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
@@ -25,32 +21,49 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
-	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--repeat K] [--target F] [--window N] [--tier T] [--cap D] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [flags]
   Time to skill, asynchronous against synchronous RL. Trains the policy
-  from random init once per mode (and repeat), each on fresh topics, with
-  the same seeds, executors, latency profile, learner settings and
-  curriculum, the whole pipeline (webenv, actors, joiner, learner) in this
-  process:
+  from random init K times per mode, each run on fresh topics, with the
+  same executors, latency profile, learner settings and curriculum, the
+  whole pipeline (webenv, actors, joiner, learner) in this process:
     async  as make run does: the actors never wait for the learner, and the
            learner never waits for a batch (-loop=async);
     sync   the classic on-policy loop over the same code (-loop=sync): a
            batch of episodes, one per executor, acted with version v; the
            actors wait until the learner has trained on that batch and
            published v+1; then the next batch.
-  A run stops when the greedy held-out success of tier T over its last N
-  episodes reaches F, or at the cap. Prints per run the wall time to the
-  target, the episodes and env steps to it, steps/s, CPU utilization (cpu:
-  this process and its Chromium processes over wall time and cores;
-  machine: the whole machine's busy share, the broker included) and the
-  versions published; then how many times sooner async reached the target
-  (sync's wall time over async's). With --repeat K, each run and the medians.
+  The runs are interleaved (async seed 1, sync seed 1, async seed 2, ...), so
+  that a drift of the machine falls on both modes alike. Run k of each mode
+  has seed k (-seed: the policy's initialisation, the learner's replay and
+  curriculum, the actors' sampling, the web server's delays), in async and
+  sync alike; -seed S shifts them to S..S+K-1.
+  The target: the greedy held-out success of tier T over the last N episodes
+  reaches F and stays at or above F for H consecutive held-out episodes (a
+  lucky window does not count); the time to the target is when that stretch
+  began, and a run stops once it has held, or at the cap.
+  Prints per run the wall time to the target, the episodes and env steps to
+  it, steps/s, CPU utilization (cpu: this process and its Chromium processes
+  over wall time and cores; machine: the whole machine's busy share, the
+  broker included) and the versions published. Then per mode, over its runs:
+  how many reached the target, and the median wall time and env steps to it,
+  each with a 95% percentile-bootstrap interval (10000 resamples of the runs,
+  with a fixed seed: the same runs print the same intervals; none with one
+  run). A run that did not reach the target counts at the cap (its time and
+  steps then, which understate its own): a median those runs' later values
+  could change is a lower bound, marked ≥ (for the time: when half or more
+  of a mode's runs did not reach the target). Last, sync/async: sync's
+  median over async's (how many times sooner async reached the target; for
+  steps, how many more sync took), with a 95% interval from resampling each
+  mode's runs independently.
   --modes M      modes to run, comma-separated (default async,sync)
-  --repeat K     runs of each mode (default 1), interleaved
+  --seeds K      independent runs of each mode, seeds 1..K (default 5); --repeat K,
+                 its former name, is a deprecated alias
   --target F     held-out success to reach (default 0.8)
-  --window N     greedy held-out episodes it is judged over (default 40)
+  --window N     greedy held-out episodes the success is taken over (default 40)
+  --hold H       consecutive held-out episodes the success must stay at or above F
+                 (default 20; 1: the first crossing counts)
   --tier T       the tier judged (default easy); the curriculum issues tiers up to
                  -max-tier, which defaults to T here
   --cap D        give up a run after D (default 20m)
@@ -71,7 +84,7 @@ type trainRun struct {
 	versions          uint64
 	finalRate         float64
 	finalN            int
-	repeat            int
+	seed              int // run k of each mode has seed k
 	stepsPerSecond    float64
 	episodesPerSecond float64
 	// curve is the tier's held-out success over the run (bench report's
@@ -92,7 +105,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "repeat", "target", "window", "tier", "cap"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
@@ -108,26 +121,35 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		return nil, err
 	}
 	log := cmdkit.NewLogger(cfg, stderr)
+	if bt.repeatAlias {
+		fmt.Fprintln(stderr, "bench train: --repeat is deprecated, use --seeds (the same count of runs per mode)")
+	}
 	f, closeKafka, err := benchKafka(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer closeKafka()
 	id := cmdkit.RandomID()
-	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, cap %s, %d executors, %d cores, broker %s\n",
-		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.cap, cfg.Actor.Executors, runtime.NumCPU(), strings.Join(cfg.Brokers, ","))
+	core := "shared (no -learner-core)"
+	if c := cfg.Learner.Core; c >= 0 {
+		core = fmt.Sprintf("core %d its own, the rest on the others", c)
+	}
+	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %d executors, %d cores, learner %s, algo %s, broker %s\n",
+		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), cfg.Actor.Executors, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
 	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
 		fmt.Fprintf(stdout, "async learner: max staleness %g versions (the scheduler's bound), max policy lag %d (0: off)\n", l.MaxStaleness, l.MaxPolicyLag)
 	}
 	var runs []trainRun
-	for k := range bt.repeat {
+	// Interleaved, seed by seed: a drift of the machine (a neighbour, a
+	// warming broker) falls on both modes alike.
+	for seed := 1; seed <= bt.seeds; seed++ {
 		for _, mode := range bt.modes {
-			fmt.Fprintf(stdout, "run %d of %d, %s: training from random init...\n", k+1, bt.repeat, mode)
-			r, err := trainOnce(ctx, build, cfg, f, log, bt, mode, fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, k+1), stdout)
+			fmt.Fprintf(stdout, "seed %d of %d, %s: training from random init...\n", seed, bt.seeds, mode)
+			r, err := trainOnce(ctx, build, cfg, f, log, bt, mode, seed, id, stdout)
 			if err != nil {
 				return nil, err
 			}
-			r.repeat = k + 1
+			r.seed = seed
 			runs = append(runs, r)
 			printTrainRuns(stdout, runs[len(runs)-1:], bt)
 		}
@@ -140,16 +162,32 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 
 // trainFlags are bench train's own flags.
 type trainFlags struct {
-	modes          []string
-	repeat, window int
-	target         float64
-	tier           catalog.Tier
-	cap            time.Duration
+	modes []string
+	// seeds: runs of each mode, seeds 1..seeds (default 5); repeatAlias:
+	// they were given as --repeat, the deprecated name.
+	seeds       int
+	repeatAlias bool
+	// window: held-out episodes the success is taken over (default 40);
+	// hold: consecutive held-out episodes it must stay at the target
+	// (default 20).
+	window, hold int
+	target       float64 // default 0.8
+	tier         catalog.Tier
+	cap          time.Duration // default 20m
 }
 
 func parseTrainFlags(vals map[string]string) (trainFlags, error) {
-	bt := trainFlags{modes: []string{"async", "sync"}, repeat: 1, window: 40, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute}
+	bt := trainFlags{modes: []string{"async", "sync"}, seeds: 5, window: 40, hold: 20, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute}
 	var err error
+	ints := map[string]*int{"seeds": &bt.seeds, "window": &bt.window, "hold": &bt.hold}
+	if v, ok := vals["repeat"]; ok {
+		// The old name keeps old commands working; with both, which one
+		// was meant is unclear.
+		if _, both := vals["seeds"]; both {
+			return bt, fmt.Errorf("invalid --repeat %q: it is the deprecated name of --seeds, give one of them", v)
+		}
+		ints["repeat"], bt.repeatAlias = &bt.seeds, true
+	}
 	if v, ok := vals["modes"]; ok {
 		bt.modes = nil
 		for _, m := range config.SplitList(v) {
@@ -164,7 +202,7 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --modes %q: name at least one mode", v)
 		}
 	}
-	for name, dst := range map[string]*int{"repeat": &bt.repeat, "window": &bt.window} {
+	for name, dst := range ints {
 		if v, ok := vals[name]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil || *dst < 1 {
 				return bt, fmt.Errorf("invalid --%s %q: want a positive integer", name, v)
@@ -191,9 +229,13 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 
 // trainOnce runs the pipeline in one mode on the prefix's fresh topics until
 // the target or the cap; build builds the pipeline.
-func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafka.Factory, log *slog.Logger, bt trainFlags, mode, prefix string, stdout io.Writer) (trainRun, error) {
+func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafka.Factory, log *slog.Logger, bt trainFlags, mode string, seed int, id string, stdout io.Writer) (trainRun, error) {
+	// The seed names the run's topics and seeds its randomness (-seed
+	// offsets it: seed 1 of -seed=10 is 10).
+	prefix := fmt.Sprintf("bench_train_%s_%s_%d.", id, mode, seed)
 	cfg := *base
 	cfg.TopicPrefix, cfg.Loop = prefix, mode
+	cfg.Seed = max(base.Seed, 1) + uint64(seed) - 1
 	cfg.Actor.Mode = "async"
 	if mode == "sync" {
 		cfg.Actor.Mode = "sync"
@@ -282,169 +324,26 @@ func freeLoopbackPort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// targetWatch follows a run's committed episodes and tells when the tier's
-// held-out success reaches the target (reporter.Stats, as the run report
-// judges it).
-type targetWatch struct {
-	bt      trainFlags
-	start   time.Time
-	reached chan struct{}
-
-	mu       sync.Mutex
-	stats    *reporter.Stats
-	episodes int
-	steps    int
-	at       time.Duration // when reached
-	atEps    int
-	atSteps  int
-	newest   uint64
-	done     bool
-}
-
-func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
-	return &targetWatch{bt: bt, start: start, reached: make(chan struct{}), stats: reporter.NewStats(start)}
-}
-
-func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
-	cl, err := f.NewClient("bench-train-watch", kgo.ConsumeTopics(cat.Name(topics.Episodes), cat.Name(topics.Weights), cat.Name(topics.Actions)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	l := &kafka.Loop{Name: "bench train watch", Poller: cl,
-		Handle: func(_ context.Context, fs kgo.Fetches) error {
-			fs.EachRecord(func(r *kgo.Record) {
-				switch r.Topic {
-				case cat.Name(topics.Weights):
-					if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
-						w.mu.Lock()
-						w.newest = max(w.newest, ev.GetVersion())
-						w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
-						w.mu.Unlock()
-					}
-					return
-				case cat.Name(topics.Actions):
-					if a, err := eventspb.DecodeAction(r.Value); err == nil {
-						w.mu.Lock()
-						w.stats.AddAction(a.GetEnvelope().GetProducer(), a.GetPolicyVersion(), time.Unix(0, a.GetEnvelope().GetProducedAtUnixNano()))
-						w.mu.Unlock()
-					}
-					return
-				}
-				ep, err := eventspb.DecodeEpisode(r.Value)
-				if err != nil {
-					return
-				}
-				w.add(ep)
-			})
-			return nil
-		}}
-	return l.Run(ctx)
-}
-
-// add counts an episode and checks the target.
-func (w *targetWatch) add(ep *eventspb.Episode) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stats.AddEpisode(ep)
-	if ep.GetAborted() {
-		return
-	}
-	w.episodes++
-	w.steps += int(ep.GetLength())
-	// Only a held-out episode of the judged tier can move the target.
-	if w.done || ep.GetSplit() != eventspb.Split_SPLIT_TEST || ep.GetTier() != eventspb.Tier(w.bt.tier) {
-		return
-	}
-	if d, ok := w.stats.TimeTo(eventspb.Tier(w.bt.tier), w.bt.target, w.bt.window); ok {
-		w.done, w.at, w.atEps, w.atSteps = true, d, w.episodes, w.steps
-		close(w.reached)
-	}
-}
-
-// progress is the periodic line: held-out and training success so far.
-func (w *targetWatch) progress() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := time.Now()
-	test := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, now)
-	train := w.stats.Recent(eventspb.Tier(w.bt.tier), false, w.bt.window, now)
-	return fmt.Sprintf("%d episodes, %d steps, version %d, %s held-out %s (train %s)", w.episodes, w.steps, w.newest, w.bt.tier, fmtShare(test), fmtShare(train))
-}
-
-func fmtShare(r reporter.Rate) string {
-	if r.N == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%% of %d", 100*r.Value(), r.N)
-}
-
-func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r := trainRun{mode: mode, reached: w.done, wall: wall, allSteps: w.steps, versions: w.newest,
-		stepsPerSecond: float64(w.steps) / wall.Seconds(), episodesPerSecond: float64(w.episodes) / wall.Seconds()}
-	end := time.Now()
-	fin := w.stats.Recent(eventspb.Tier(w.bt.tier), true, w.bt.window, end)
-	r.curve = w.stats.Curve(eventspb.Tier(w.bt.tier), true, w.bt.window, 15*time.Second, end)
-	r.propagation = w.stats.PropagationDelays()
-	r.finalRate, r.finalN = fin.Value(), fin.N
-	if w.done {
-		r.toTarget, r.episodes, r.steps = w.at, w.atEps, w.atSteps
-	} else {
-		r.toTarget, r.episodes, r.steps = wall, w.episodes, w.steps
-	}
-	return r
-}
-
 // printTrainRuns prints a table of runs.
 func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "run\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\theld-out at end\t\n", 100*bt.target)
+	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\theld-out at end\t\n", 100*bt.target)
 	for _, r := range runs {
 		tt := r.toTarget.Round(time.Second).String()
 		if !r.reached {
 			tt = "not reached in " + tt
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.0f%% of %d\t\n", r.repeat, r.mode, tt, r.episodes, r.steps,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
 			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, 100*r.finalRate, r.finalN)
 	}
 	_ = tw.Flush()
 }
 
-// printTrainSummary prints per mode the medians, and the ratio of sync's
-// median time to the target over async's (a run that did not reach it
-// counts with its cap: the ratio is then a lower bound, and says so).
-func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
-	med := map[string]float64{}
-	capped := map[string]bool{}
-	for _, m := range bt.modes {
-		var ts []float64
-		for _, r := range runs {
-			if r.mode == m {
-				ts = append(ts, r.toTarget.Seconds())
-				capped[m] = capped[m] || !r.reached
-			}
-		}
-		if len(ts) > 0 {
-			med[m] = median(ts)
-			fmt.Fprintf(stdout, "median time to %.0f%% %s: %s over %d run(s)%s\n", 100*bt.target, m, time.Duration(med[m]*float64(time.Second)).Round(time.Second),
-				len(ts), map[bool]string{true: " (a run hit the cap: counted at the cap)", false: ""}[capped[m]])
-		}
+// seedRange prints the seeds of n runs: "1", or "1-5".
+func seedRange(first uint64, n int) string {
+	first = max(first, 1)
+	if n == 1 {
+		return fmt.Sprint(first)
 	}
-	a, okA := med["async"]
-	s, okS := med["sync"]
-	if !okA || !okS || a <= 0 {
-		return
-	}
-	switch {
-	case capped["async"]:
-		fmt.Fprintf(stdout, "async/sync: not measured (async did not reach the target within the cap)\n")
-	case capped["sync"]:
-		fmt.Fprintf(stdout, "async reached the target at least %.2fx sooner than sync (sync hit the cap)\n", s/a)
-	default:
-		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (median wall time to target, sync over async)\n", s/a)
-	}
+	return fmt.Sprintf("%d-%d", first, first+uint64(n)-1)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 
@@ -33,7 +34,7 @@ func newActor(d deps) (app.Service, error) {
 	}
 	// The random-init policy acts in the run's action space, as the
 	// learner's first version will (config resolved -action-set).
-	initial, err := policy.InitialONNX(d.cfg.FreshArchitecture())
+	initial, err := policy.InitialONNXSeeded(d.cfg.FreshArchitecture(), cmp.Or(d.cfg.Seed, policy.InitSeed))
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +54,9 @@ func newActor(d deps) (app.Service, error) {
 		actor.WithInstanceID(d.cfg.InstanceID),
 		actor.WithLogger(d.log),
 		actor.WithMetrics(d.metrics),
+	}
+	if d.cfg.Seed > 0 {
+		opts = append(opts, actor.WithSampleSeed(d.cfg.Seed))
 	}
 	if len(a.AllowedOrigins) > 0 {
 		opts = append(opts, actor.WithAllowedOrigins(a.AllowedOrigins...))

@@ -26,6 +26,11 @@ func newLearner(d deps) (app.Service, error) {
 	if l.LR > 0 {
 		hp.LR = l.LR
 	}
+	if l.GRPONorm != "" {
+		if hp.GRPONorm, err = learner.ParseNorm(l.GRPONorm); err != nil {
+			return nil, cmdkit.Usage(err)
+		}
+	}
 	sampling := learner.FIFO
 	if l.Replay != "" {
 		if sampling, err = learner.ParseSampling(l.Replay); err != nil {
@@ -39,6 +44,8 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithPolicyName(policyName),
 		learner.WithInstanceID(d.cfg.InstanceID),
 		learner.WithHyper(hp),
+		learner.WithSeed(cmp.Or(d.cfg.Seed, policy.InitSeed)),
+		learner.WithTrainCore(l.Core),
 		learner.WithArchitecture(d.cfg.FreshArchitecture()),
 		learner.WithSampling(sampling),
 		learner.WithMaxPolicyLag(l.MaxPolicyLag),
@@ -71,7 +78,7 @@ func newLearner(d deps) (app.Service, error) {
 		if err != nil {
 			return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 		}
-		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite}
+		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite, Seed: d.cfg.Seed}
 		switch l.MaxTier {
 		case "easy":
 			c.MaxTier = catalog.Easy
@@ -86,7 +93,7 @@ func newLearner(d deps) (app.Service, error) {
 func newReporter(d deps) (app.Service, error) {
 	c := d.cfg
 	settings := map[string]string{
-		"algo": c.Learner.Algo, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
+		"algo": c.Learner.Algo, "grpo norm": c.Learner.GRPONorm, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
 		"learning rate": fmt.Sprint(c.Learner.LR), "replay ratio": fmt.Sprint(c.Learner.ReplayRatio), "publish every": fmt.Sprint(c.Learner.PublishEvery),
 		"demonstrations": fmt.Sprint(c.Learner.Demos), "demo mix": fmt.Sprint(c.Learner.DemoMix), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
 		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),

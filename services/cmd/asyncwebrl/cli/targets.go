@@ -17,6 +17,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/admin"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/cpuset"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/profiling"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -126,6 +127,14 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 // metrics registry of their own: bench train's pipeline (bench.Pipeline).
 func buildTargets(cfg *config.Config, names []string, log *slog.Logger, f *kafka.Factory, cat *topics.Catalog) ([]app.Service, error) {
 	d := deps{cfg: cfg, log: log, metrics: admin.NewRegistry(), kafka: f, catalog: cat}
+	if c := cfg.Learner.Core; c >= 0 {
+		// Before the browsers start: they inherit the set. The learner's
+		// thread takes the core back (learner.WithTrainCore).
+		if err := cpuset.Reserve(c); err != nil {
+			return nil, err
+		}
+		log.Info("core reserved for the learner's training thread", "core", c)
+	}
 	var services []app.Service
 	for _, name := range names {
 		svc, err := constructors[name](d)

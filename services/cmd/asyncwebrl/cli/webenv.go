@@ -28,14 +28,18 @@ func newWebenv(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 	}
-	return webenv.New(
+	opts := []webenv.Option{
 		webenv.WithAddr(d.cfg.WebenvAddr),
 		webenv.WithSuite(suite),
 		webenv.WithMiniWoBDir(d.cfg.Webenv.MiniWoBDir),
 		webenv.WithSplit(split),
 		webenv.WithProfile(profile),
 		webenv.WithLogger(d.log.With("service", "webenv")),
-	)
+	}
+	if d.cfg.Seed > 0 {
+		opts = append(opts, webenv.WithLatencySeed(d.cfg.Seed))
+	}
+	return webenv.New(opts...)
 }
 
 const webenvUsage = `Usage: asyncwebrl webenv families [--suite builtin|miniwob|all] [-format text|json]

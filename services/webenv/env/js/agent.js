@@ -305,6 +305,10 @@
       if (el.tagName === 'SELECT') {
         e.options = [];
         for (var j = 0; j < el.options.length; j++) e.options.push(clean(el.options[j].textContent));
+        if (el.multiple) {
+          e.selected = [];
+          for (var s = 0; s < el.options.length; s++) if (el.options[s].selected) e.selected.push(clean(el.options[s].textContent));
+        }
         var so = el.options[el.selectedIndex];
         e.text = clean(e.text + (so ? ' ' + so.textContent : ''));
       }

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// modeRuns are one mode's runs as the summary takes them: the wall time
+// (seconds) and env steps to the target, a capped run's at the cap.
+type modeRuns struct {
+	times, steps []float64
+	capped       []bool
+}
+
+// reached is how many of the runs reached the target.
+func (m *modeRuns) reached() int {
+	n := 0
+	for _, c := range m.capped {
+		if !c {
+			n++
+		}
+	}
+	return n
+}
+
+// lowerBound reports whether the median of xs, the runs' values, is only a
+// lower bound: a capped run's true value lies beyond the one recorded at
+// the cap, and the median is exact only if no such later value could move
+// it (every capped value above the middle). For the time, every capped run
+// is above every one that reached the target, so this is when half or more
+// hit the cap; the steps at the cap can lie anywhere.
+func (m *modeRuns) lowerBound(xs []float64) bool {
+	later := slices.Clone(xs)
+	for i, c := range m.capped {
+		if c {
+			later[i] = math.Inf(1)
+		}
+	}
+	return median(later) != median(xs)
+}
+
+// printTrainSummary prints per mode, over its runs, how many reached the
+// target and the median wall time and env steps to it with their 95%
+// bootstrap intervals; then sync/async, the ratio of the medians with its
+// interval, and the sentence it comes to. A run that did not reach the
+// target counts with its values at the cap, and a median they could have
+// moved is marked as a lower bound (modeRuns.lowerBound).
+func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
+	by := map[string]*modeRuns{}
+	for _, m := range bt.modes {
+		mr := &modeRuns{}
+		for _, r := range runs {
+			if r.mode != m {
+				continue
+			}
+			mr.times = append(mr.times, r.toTarget.Seconds())
+			mr.steps = append(mr.steps, float64(r.steps))
+			mr.capped = append(mr.capped, !r.reached)
+		}
+		if len(mr.times) > 0 {
+			by[m] = mr
+		}
+	}
+	if len(by) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "time to %.0f%%: medians over the seeds, 95%% bootstrap intervals (%d resamples); a run that did not reach the target counts at the cap, ≥: the median is then a lower bound\n",
+		100*bt.target, bootstrapResamples)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "mode\treached\tmedian time\t95%% interval\tmedian steps\t95%% interval\t\n")
+	for _, m := range bt.modes {
+		mr, ok := by[m]
+		if !ok {
+			continue
+		}
+		t, tlo, thi := bootstrapMedian(mr.times, bootstrapResamples, bootstrapSeed)
+		s, slo, shi := bootstrapMedian(mr.steps, bootstrapResamples, bootstrapSeed)
+		n := len(mr.times)
+		fmt.Fprintf(tw, "%s\t%d of %d\t%s%s\t%s\t%s%.0f\t%s\t\n", m, mr.reached(), n,
+			atLeast(mr.lowerBound(mr.times)), fmtSeconds(t), interval(n, fmtSeconds(tlo), fmtSeconds(thi)),
+			atLeast(mr.lowerBound(mr.steps)), s, interval(n, fmt.Sprintf("%.0f", slo), fmt.Sprintf("%.0f", shi)))
+	}
+	a, s := by["async"], by["sync"]
+	if a == nil || s == nil {
+		_ = tw.Flush()
+		return
+	}
+	n := min(len(a.times), len(s.times))
+	rt, rtlo, rthi := bootstrapRatio(s.times, a.times, bootstrapResamples, bootstrapSeed)
+	rs, rslo, rshi := bootstrapRatio(s.steps, a.steps, bootstrapResamples, bootstrapSeed)
+	fmt.Fprintf(tw, "sync/async\t\t%s\t%s\t\n", ratioCells(rt, rtlo, rthi, n, a.lowerBound(a.times), s.lowerBound(s.times)),
+		ratioCells(rs, rslo, rshi, n, a.lowerBound(a.steps), s.lowerBound(s.steps)))
+	_ = tw.Flush()
+	switch {
+	case a.lowerBound(a.times):
+		fmt.Fprintf(stdout, "sync/async: not measured (async did not reach the target within the cap in %d of %d runs)\n", len(a.times)-a.reached(), len(a.times))
+	case s.lowerBound(s.times):
+		fmt.Fprintf(stdout, "async reached the target at least %.2fx sooner than sync (sync/async median wall time to target; sync hit the cap in %d of %d runs)\n", rt, len(s.times)-s.reached(), len(s.times))
+	case n < 2:
+		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (sync/async median wall time to target; no interval with one run)\n", rt)
+	default:
+		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (sync/async median wall time to target, 95%% interval %.2fx to %.2fx)\n", rt, rtlo, rthi)
+	}
+}
+
+// ratioCells are the ratio row's two cells for one measure: "-" when
+// async's median is a lower bound (the ratio could then be anything below
+// the computed one), ≥ when sync's is.
+func ratioCells(r, lo, hi float64, n int, asyncBound, syncBound bool) string {
+	if asyncBound {
+		return "-\t"
+	}
+	return fmt.Sprintf("%s%.2fx\t%s", atLeast(syncBound), r, interval(n, fmt.Sprintf("%.2fx", lo), fmt.Sprintf("%.2fx", hi)))
+}
+
+// atLeast marks a median that is only a lower bound.
+func atLeast(bound bool) string {
+	if bound {
+		return "≥ "
+	}
+	return ""
+}
+
+// interval prints a 95% interval over n runs, "-" for one: a single run has
+// no spread to resample.
+func interval(n int, lo, hi string) string {
+	if n < 2 {
+		return "-"
+	}
+	return "[" + lo + ", " + hi + "]"
+}
+
+// fmtSeconds prints seconds as a duration rounded to the second.
+func fmtSeconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}
