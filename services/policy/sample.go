@@ -444,6 +444,11 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 				added = append(added, o)
 			}
 		}
+		if tt := int(act.GetTextToken()); len(added) == 0 && act.TextToken != nil && tt >= f.Keys && tt < len(f.Candidates) && in(opts)(f.Candidates[tt]) {
+			// The policy chose an option already selected (ActionOf kept
+			// the selection as it was): text_token says which.
+			added = []string{f.Candidates[tt]}
+		}
 		if len(added) != 1 || slices.ContainsFunc(sel, func(s string) bool { return !in(opts)(s) }) {
 			return c, notRepresentable(NotOneMore, "options %q on the selection %q", opts, sel)
 		}

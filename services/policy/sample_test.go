@@ -341,6 +341,25 @@ func TestListboxSelectAddsOne(t *testing.T) {
 	if err != nil || !slices.Equal(back.GetOptions(), []string{"Peru", "Chad"}) || back.GetText() != "Peru" {
 		t.Fatalf("ActionOf = %v, %v; want Peru kept and Chad added", back, err)
 	}
+	// The policy's choice of an option already selected keeps the
+	// selection, and maps back by its text_token.
+	obs.Elements[0].Selected = []string{"Peru", "Chad"}
+	if f, err = a.Featurize(obs); err != nil {
+		t.Fatal(err)
+	}
+	again := Choice{Type: c.Type, Element: c.Element, Candidate: slices.Index(f.Candidates, "Chad"), Point: -1, ToPoint: -1}
+	kept, err := a.ActionOf(f, again)
+	if err != nil || !slices.Equal(kept.GetOptions(), []string{"Peru", "Chad"}) {
+		t.Fatalf("ActionOf(Chad again) = %v, %v; want the selection kept", kept, err)
+	}
+	if back, err := a.ChoiceOf(f, kept); err != nil || back != again {
+		t.Fatalf("ChoiceOf(%v) = %+v, %v; want %+v", kept, back, err, again)
+	}
+	obs.Elements[0].Selected = []string{"Peru"}
+	if f, err = a.Featurize(obs); err != nil {
+		t.Fatal(err)
+	}
+	rec.TextToken = nil
 	var nr *NotRepresentableError
 	for _, opts := range [][]string{{"Chad", "Fiji"}, {"Peru", "Chad", "Fiji"}} {
 		rec.Options = opts
