@@ -127,7 +127,7 @@ func jointEntropy(a *policy.Architecture, out *modelOutputs) (*ts.Tensor, error)
 			uT[t] = 1
 		}
 		// A press's key is scored on the key row, whatever its element.
-		if a.TextRow(typ, 0) == a.KeyRow() {
+		if policy.UsesKey(typ) {
 			uK[t], uT[t] = 1, 0
 		}
 	}

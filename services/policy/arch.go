@@ -239,6 +239,10 @@ func UsesElement(t eventspb.ActionType) bool { return action.UsesElement(t) }
 // the action table's Text.
 func UsesText(t eventspb.ActionType) bool { return action.UsesText(t) }
 
+// UsesKey reports whether the text head's choice for type t is a key of
+// the key row (a press) rather than a text.
+func UsesKey(t eventspb.ActionType) bool { return t == eventspb.ActionType_ACTION_TYPE_PRESS }
+
 // UsesPoint reports whether actions of type t take the point head's choice
 // (row t of point_logits): the action table's Point.
 func UsesPoint(t eventspb.ActionType) bool { return action.UsesPoint(t) }
@@ -300,7 +304,7 @@ func (a *Architecture) PointAt(p int, fw, fh float32) (x, y float32) {
 // else the element-free row E.
 func (a *Architecture) TextRow(t eventspb.ActionType, e int) int {
 	switch {
-	case t == eventspb.ActionType_ACTION_TYPE_PRESS:
+	case UsesKey(t):
 		return a.KeyRow()
 	case UsesElement(t):
 		return e

@@ -713,7 +713,7 @@ func (z *featurizer) candidates() {
 			pair := f.PairFeats[(e*K+k)*numPairFeatures : (e*K+k+1)*numPairFeatures]
 			pair[pfIntroInLabel] = pairOn * bool01(intro != "" && labelWords[e][intro])
 			pair[pfValueEquals] = pairOn * bool01(len(cw) > 0 && (equalWords(elemValues[e], cw) ||
-				slices.ContainsFunc(f.Selected[e], func(o string) bool { return strings.EqualFold(o, c) })))
+				containsFold(f.Selected[e], c)))
 			pair[pfOptionOf] = pairOn * bool01(slices.ContainsFunc(optionWords[e], func(o []string) bool { return equalWords(o, cw) }))
 		}
 		row[cfStopword] = bool01(len(cw) == 1 && instruction.IsStopword(cw[0]))
@@ -782,7 +782,7 @@ func (z *featurizer) typeMask() {
 		}
 		if UsesText(typ) {
 			n := len(f.Candidates) - f.Keys // the texts
-			if a.TextRow(typ, 0) == a.KeyRow() {
+			if UsesKey(typ) {
 				n = f.Keys
 			}
 			ok = ok && n > 0

@@ -340,11 +340,12 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		if c.Candidate < 0 || c.Candidate >= len(f.Candidates) {
 			return nil, fmt.Errorf("%w: candidate %d of %d", ErrNotRepresentable, c.Candidate, len(f.Candidates))
 		}
-		if press := a.TextRow(typ, 0) == a.KeyRow(); press != (c.Candidate < f.Keys) {
-			return nil, fmt.Errorf("%w: candidate %d is not a %s", ErrNotRepresentable, c.Candidate, map[bool]string{true: "key", false: "text"}[press])
-		} else if press {
+		switch key := c.Candidate < f.Keys; {
+		case key != UsesKey(typ):
+			return nil, fmt.Errorf("%w: candidate %d is a key for %s, or a text for a press", ErrNotRepresentable, c.Candidate, typ)
+		case key:
 			act.Key = f.Candidates[c.Candidate]
-		} else {
+		default:
 			act.Text = f.Candidates[c.Candidate]
 		}
 		// A listbox's select adds its option to those selected (BrowserGym's
@@ -352,7 +353,7 @@ func (a *Architecture) ActionOf(f *Features, c Choice) (*eventspb.Action, error)
 		// ctrl-click.
 		if typ == eventspb.ActionType_ACTION_TYPE_SELECT_OPTION && c.Element < len(f.Selected) && len(f.Selected[c.Element]) > 0 {
 			act.Options = append(slices.Clone(f.Selected[c.Element]), act.Text)
-			if slices.ContainsFunc(f.Selected[c.Element], func(o string) bool { return strings.EqualFold(o, act.Text) }) {
+			if containsFold(f.Selected[c.Element], act.Text) {
 				act.Options = slices.Clone(f.Selected[c.Element])
 			}
 			if len(act.Options) < 2 {
@@ -433,23 +434,18 @@ func (a *Architecture) ChoiceOf(f *Features, act *eventspb.Action) (Choice, erro
 		if c.Element < len(f.Selected) {
 			sel = f.Selected[c.Element]
 		}
-		in := func(set []string) func(string) bool {
-			return func(o string) bool {
-				return slices.ContainsFunc(set, func(s string) bool { return strings.EqualFold(s, o) })
-			}
-		}
 		var added []string
 		for _, o := range opts {
-			if !in(sel)(o) {
+			if !containsFold(sel, o) {
 				added = append(added, o)
 			}
 		}
-		if tt := int(act.GetTextToken()); len(added) == 0 && act.TextToken != nil && tt >= f.Keys && tt < len(f.Candidates) && in(opts)(f.Candidates[tt]) {
+		if tt := int(act.GetTextToken()); len(added) == 0 && act.TextToken != nil && tt >= f.Keys && tt < len(f.Candidates) && containsFold(opts, f.Candidates[tt]) {
 			// The policy chose an option already selected (ActionOf kept
 			// the selection as it was): text_token says which.
 			added = []string{f.Candidates[tt]}
 		}
-		if len(added) != 1 || slices.ContainsFunc(sel, func(s string) bool { return !in(opts)(s) }) {
+		if len(added) != 1 || slices.ContainsFunc(sel, func(s string) bool { return !containsFold(opts, s) }) {
 			return c, notRepresentable(NotOneMore, "options %q on the selection %q", opts, sel)
 		}
 		act = &eventspb.Action{Type: typ, Bid: act.GetBid(), Text: added[0]}
@@ -526,7 +522,7 @@ func (a *Architecture) Entropy(out *Output) (float64, error) {
 		case UsesElement(typ):
 			lpE := logSoftmax(a.elemRow(out, t))
 			h += pt * entropyOf(lpE)
-			if UsesText(typ) && a.TextRow(typ, 0) == a.KeyRow() {
+			if UsesText(typ) && UsesKey(typ) {
 				h += pt * candH(a.KeyRow()) // a press's key: one row, whatever the element
 			} else if UsesText(typ) {
 				for e, le := range lpE {
@@ -664,4 +660,10 @@ func choicesOf(t, e int, cands, points, toPoints []int) []Choice {
 		}
 	}
 	return out
+}
+
+// containsFold reports whether set holds s, ignoring case (options and
+// candidates are matched so).
+func containsFold(set []string, s string) bool {
+	return slices.ContainsFunc(set, func(o string) bool { return strings.EqualFold(o, s) })
 }

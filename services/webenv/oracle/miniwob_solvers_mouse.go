@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/image/colornames"
+
 	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
@@ -303,14 +305,6 @@ func mouseResizeTextarea(ctx context.Context, p *Play) error {
 		func() error { return p.By(ctx, "#submit", click) })
 }
 
-// mouseNamedColours are use-colorwheel's colours (its ui_utils table).
-var mouseNamedColours = map[string]string{
-	"black": "000000", "white": "ffffff", "aqua": "00ffff", "blue": "0000ff", "gray": "808080",
-	"green": "008000", "lime": "00ff00", "maroon": "800000", "navy": "000080", "olive": "808000",
-	"purple": "800080", "red": "ff0000", "silver": "c0c0c0", "teal": "008080", "yellow": "ffff00",
-	"pink": "ffc0cb", "magenta": "ff00ff", "gold": "ffd700", "orange": "ffa500",
-}
-
 // mouseColorwheel types the asked colour's hex code into the picker's
 // field: the score wants the exact colour, which the wheel's pad reaches
 // only for a few.
@@ -319,11 +313,12 @@ func mouseColorwheel(ctx context.Context, p *Play) error {
 	if err != nil {
 		return err
 	}
-	hex, ok := mouseNamedColours[name]
+	// use-colorwheel's colours (its ui_utils table) are CSS names.
+	c, ok := colornames.Map[name]
 	if !ok {
 		return fmt.Errorf("unknown colour %q", name)
 	}
-	return mouseSetColour(ctx, p, hex)
+	return mouseSetColour(ctx, p, fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B))
 }
 
 // mouseColorwheel2 types the swatch's colour, as its style gives it, into
@@ -682,19 +677,27 @@ robust:
 
 var mouseDragItemsRe = regexp.MustCompile(`^Drag (.+) (to the top|to the bottom|down by one position|up by one position|to the (\d)(?:st|nd|rd|th) position)\.$`)
 
+// mouseDragSource reads a drag task's instruction by re (its first group
+// names the item) and the sortable's items: the match, the items' texts
+// and boxes, and the named item's index.
+func mouseDragSource(ctx context.Context, p *Play, re *regexp.Regexp) (m, texts []string, boxes []mouseRect, from int, err error) {
+	if m = re.FindStringSubmatch(p.Obs.Instruction); m == nil {
+		return nil, nil, nil, -1, fmt.Errorf("unable to read %q", p.Obs.Instruction)
+	}
+	if texts, boxes, err = mouseSortItems(ctx, p); err != nil {
+		return nil, nil, nil, -1, err
+	}
+	if from = slices.Index(texts, m[1]); from < 0 {
+		return nil, nil, nil, -1, fmt.Errorf("no item %q", m[1])
+	}
+	return m, texts, boxes, from, nil
+}
+
 // mouseDragItems drags the named item of the list to the asked place.
 func mouseDragItems(ctx context.Context, p *Play) error {
-	m := mouseDragItemsRe.FindStringSubmatch(p.Obs.Instruction)
-	if m == nil {
-		return fmt.Errorf("unable to read %q", p.Obs.Instruction)
-	}
-	texts, boxes, err := mouseSortItems(ctx, p)
+	m, texts, boxes, from, err := mouseDragSource(ctx, p, mouseDragItemsRe)
 	if err != nil {
 		return err
-	}
-	from := slices.Index(texts, m[1])
-	if from < 0 {
-		return fmt.Errorf("no item %q", m[1])
 	}
 	var to int
 	switch m[2] {
@@ -725,17 +728,9 @@ var mouseGridPlaces = map[string]int{
 // mouseDragItemsGrid drags the named item of the 3x3 grid to the asked
 // place.
 func mouseDragItemsGrid(ctx context.Context, p *Play) error {
-	m := mouseDragGridRe.FindStringSubmatch(p.Obs.Instruction)
-	if m == nil {
-		return fmt.Errorf("unable to read %q", p.Obs.Instruction)
-	}
-	texts, boxes, err := mouseSortItems(ctx, p)
+	m, texts, boxes, from, err := mouseDragSource(ctx, p, mouseDragGridRe)
 	if err != nil {
 		return err
-	}
-	from := slices.Index(texts, m[1])
-	if from < 0 {
-		return fmt.Errorf("no item %q", m[1])
 	}
 	to, ok := mouseGridPlaces[m[2]]
 	if !ok {
