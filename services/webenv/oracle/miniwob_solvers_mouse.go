@@ -817,6 +817,25 @@ func mouseCubeFace(x, y float64) int {
 // mouseWrap is an angle difference in [-180, 180).
 func mouseWrap(d float64) float64 { return math.Mod(math.Mod(d+180, 360)+360, 360) - 180 }
 
+// mouseCubeMargin is how far (degrees) rotation (x, y) rests from the
+// nearest rotation where the page's table gives another face: a cube at
+// rest by a boundary shows the face, but the least turn changes it.
+func mouseCubeMargin(x, y float64) float64 {
+	x, y = math.Mod(math.Mod(x, 360)+360, 360), math.Mod(math.Mod(y, 360)+360, 360)
+	dist := func(v float64, at ...float64) float64 {
+		m := 360.0
+		for _, a := range at {
+			m = math.Min(m, math.Abs(mouseWrap(v-a)))
+		}
+		return m
+	}
+	m := dist(y, 46, 130, 220, 308)
+	if f := mouseCubeFace(x, y); f != 6 && f != 1 {
+		m = math.Min(m, dist(x, 42, 130.5, 223.5, 314.5))
+	}
+	return m
+}
+
 // mouseDragCube turns the cube by drags until the asked face is active:
 // a drag spins it (the page's torque: about 2.3° per pixel, fading over
 // half a second), so each drag aims at the middle of the face's range of
@@ -838,8 +857,11 @@ func mouseDragCube(ctx context.Context, p *Play) error {
 			spinning: Math.abs(v.torqueX) > 1 || Math.abs(v.torqueY) > 1, active: document.querySelector('.cube-image.active').textContent.trim()}; })()`, &c)
 		return c, err
 	}
-	var vp mouseRect
+	var vp, sub mouseRect
 	if err := p.Read(ctx, mouseRectJS+`(document.querySelector('.viewport'))`, &vp); err != nil {
+		return err
+	}
+	if err := p.Read(ctx, mouseRectJS+`(document.querySelector('#subbtn'))`, &sub); err != nil {
 		return err
 	}
 	// Drags start at the cube's middle; the pointer first rests there so
@@ -859,8 +881,25 @@ func mouseDragCube(ctx context.Context, p *Play) error {
 				return err
 			}
 		}
-		if c.Active == q {
-			return p.By(ctx, submit, click)
+		if c.Active == q && !c.Spinning && mouseCubeMargin(c.X, c.Y) >= 8 {
+			// The page takes a pointer's travel while its button is down
+			// for a turn, and reads the move and the press together when
+			// they fall in one of its 50 ms frames (it did on a loaded CI
+			// machine): the pointer rests on Submit for a frame first,
+			// the face is read again, and the press is where it rests.
+			bx, by := mouseSnap(p, sub.cx(), sub.cy())
+			if err := mouseMoveTo(ctx, p, bx, by); err != nil {
+				return err
+			}
+			if err := mouseWait(ctx, p); err != nil {
+				return err
+			}
+			if c, err = read(); err != nil {
+				return err
+			}
+			if c.Active == q && !c.Spinning {
+				return p.Do(ctx, env.Action{Type: env.MouseClick, X: bx, Y: by})
+			}
 		}
 		y := math.Mod(math.Mod(c.Y, 360)+360, 360)
 		var dx, dy float64 // degrees to turn
@@ -886,7 +925,7 @@ func mouseDragCube(ctx context.Context, p *Play) error {
 				dx = -dx
 			}
 		}
-		if mouseCubeFace(c.X, y) == want {
+		if mouseCubeFace(c.X, y) == want && c.Active != q {
 			// At the face but not marked (the page marks a face only when
 			// a turn changes it, and a new episode does not forget the
 			// last one's): turn away, then back.
