@@ -112,6 +112,7 @@ func (x *executor) open(ctx context.Context) error {
 		env.WithTabOptions(chromedp.WithNewBrowserContext()),
 		env.WithLogger(x.s.log),
 		env.WithShaping(x.s.opts.shaping),
+		env.WithRequestPerAction(x.s.opts.requestPerAction),
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

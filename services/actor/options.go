@@ -44,17 +44,19 @@ const (
 type Option func(*options)
 
 type options struct {
-	executors    int
-	browsers     int
-	mode         Mode
-	webenvURL    string
-	allowed      []string
-	settler      env.Settler
-	frameMaxSide int
-	frameFormat  string
-	jpegQuality  int
-	frameStore   string
-	maxSteps     int
+	// requestPerAction: WithRequestPerAction.
+	requestPerAction bool
+	executors        int
+	browsers         int
+	mode             Mode
+	webenvURL        string
+	allowed          []string
+	settler          env.Settler
+	frameMaxSide     int
+	frameFormat      string
+	jpegQuality      int
+	frameStore       string
+	maxSteps         int
 	// resettles: how many more times an executor waits for a page that
 	// did not settle before it aborts the episode (default 2).
 	resettles int
@@ -285,3 +287,9 @@ func WithShaping(sh webenv.Shaping) Option { return func(o *options) { o.shaping
 // joiner leave; 0 keeps Chromium's own priorities, which raise its
 // compositor threads above every other process).
 func WithBrowserNice(n int) Option { return func(o *options) { o.browserNice = n } }
+
+// WithRequestPerAction makes each reset and action on a MiniWoB++ page wait
+// for one request to the task server, which its latency profile delays
+// (env.WithRequestPerAction; default off; the command line turns it on when
+// -latency-profile delays requests).
+func WithRequestPerAction(on bool) Option { return func(o *options) { o.requestPerAction = on } }

@@ -25,6 +25,7 @@ func TestParseProfile(t *testing.T) {
 		{"none", 0, "none", false},
 		{"", 0, "none", false},
 		{"web", 120 * time.Millisecond, "heavytail", true},
+		{"heavy", 800 * time.Millisecond, "heavytail", true},
 		{"async", 0, "none", true},
 		{"fixed:200ms", 200 * time.Millisecond, "fixed", false},
 		{"lognormal:150ms:0.5", 150 * time.Millisecond, "lognormal", false},
@@ -42,7 +43,7 @@ func TestParseProfile(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"fast", "fixed", "fixed:abc", "fixed:-5ms", "fixed:1h", "lognormal:100ms", "lognormal:100ms:x",
-		"lognormal:100ms:-1", "heavytail:100ms:0.5", "heavytail:100ms:0.5:0", "web+async", "fixed:1ms:2ms", "lognormal:100ms:NaN"} {
+		"lognormal:100ms:-1", "heavytail:100ms:0.5", "heavytail:100ms:0.5:0", "web+async", "heavy+async", "fixed:1ms:2ms", "lognormal:100ms:NaN"} {
 		if _, err := ParseProfile(bad); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}
@@ -190,4 +191,18 @@ func measure(t *testing.T, prof Profile, n int) measured {
 		t.Fatalf("%d of %d responses carry the delay in %s", len(m.applied), n, DelayHeader)
 	}
 	return m
+}
+
+// TestProfileDelays: only a server delay turns the actors' request per
+// action on; client-side loading alone makes no request slower.
+func TestProfileDelays(t *testing.T) {
+	for spec, want := range map[string]bool{"none": false, "": false, "async": false, "none+async": false, "web": true, "heavy": true, "fixed:0s": true, "fixed:10ms": true} {
+		p, err := ParseProfile(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Delays(); got != want {
+			t.Errorf("%q: Delays() = %v, want %v", spec, got, want)
+		}
+	}
 }

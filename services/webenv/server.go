@@ -180,6 +180,13 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, s.Families())
 	})
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	// A page that makes no request of its own when acted on (MiniWoB++'s)
+	// makes this one per action (env.WithRequestPerAction), so the latency
+	// profile delays its actions as it delays the built-in pages' requests.
+	mux.HandleFunc("GET /api/wait", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /t/{family}/{site}", s.handleStartPage)
 	mux.HandleFunc("GET /t/{family}/{site}/{$}", s.handleStartPage)
 	mux.HandleFunc("POST /api/episodes", s.handleCreateEpisode)

@@ -105,5 +105,5 @@ func (a *Actor) validate() error {
 func (w *Webenv) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.Split, "webenv-split", "all", "webenv: sites served: train, test or all (held-out test sites are evaluated, never trained on) (env "+envName("webenv-split")+")")
 	fs.StringVar(&w.MiniWoBDir, "miniwob-dir", "", "webenv: the MiniWoB++ html tree served for -suite=miniwob or all; empty = <run-dir>/miniwob/html, filled by make setup (env "+envName("miniwob-dir")+")")
-	fs.StringVar(&w.LatencyProfile, "latency-profile", "none", "webenv: latency profile: none, web, async, fixed:200ms, lognormal:150ms:0.5, heavytail:100ms:0.6:1.5 (+async) (env "+envName("latency-profile")+")")
+	fs.StringVar(&w.LatencyProfile, "latency-profile", "none", "webenv: latency profile: none, web, heavy, async, fixed:200ms, lognormal:150ms:0.5, heavytail:100ms:0.6:1.5 (+async) (env "+envName("latency-profile")+")")
 }

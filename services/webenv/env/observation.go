@@ -117,6 +117,9 @@ type Info struct {
 	Messages []string `json:"messages,omitempty"`
 	// ActTime is the time the action took, without settling.
 	ActTime time.Duration `json:"act_time"`
+	// NetDelay is the delay the task server's latency profile drew for the
+	// action's request (WithRequestPerAction; 0 without one).
+	NetDelay time.Duration `json:"net_delay,omitempty"`
 }
 
 // StepResult is Step's result.

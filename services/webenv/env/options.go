@@ -31,7 +31,19 @@ type config struct {
 	actionTimeout time.Duration
 	log           *slog.Logger
 	tabOpts       []chromedp.ContextOption // WithTabOptions (hooks.go)
+	// requestPerAction: WithRequestPerAction.
+	requestPerAction bool
 }
+
+// WithRequestPerAction makes every reset and action on a MiniWoB++ page
+// wait for one request to the task server (GET /api/wait), as a page that
+// loads its next state from a server does (default off). MiniWoB++'s pages
+// make no request once loaded, and the env starts each episode on the page
+// already open, so without it a server's latency profile never reaches
+// them; with it the profile means the same on both suites. The reset's
+// request comes before the episode starts; an action's after the action,
+// before the page is observed, while the page's clock runs.
+func WithRequestPerAction(on bool) Option { return func(c *config) { c.requestPerAction = on } }
 
 // WithSettler sets the settler (default DOMQuiet{Quiet: 100ms, Timeout: 5s}).
 func WithSettler(s Settler) Option { return func(c *config) { c.settler = s } }

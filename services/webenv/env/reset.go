@@ -91,6 +91,9 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	if err := e.mouse(c, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: -1, Y: -1}); err != nil {
 		return nil, err
 	}
+	if _, err := e.netWait(c); err != nil {
+		return nil, fmt.Errorf("unable to start %s: %w", target, err)
+	}
 	// The reference harnesses' start: end whatever runs, seed, start.
 	start := fmt.Sprintf(`core.endEpisode(0); Math.seedrandom(%d); core.startEpisodeReal(); true`, task.Seed)
 	if err := e.eval(c, start, nil); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
@@ -65,6 +67,10 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("unable to step: %w", err)
 	}
+	netDelay, err := e.netWait(c)
+	if err != nil {
+		return nil, fmt.Errorf("unable to step: %w", err)
+	}
 	settled, err := e.cfg.settler.Settle(c, tabPage{e})
 	if err != nil {
 		return nil, fmt.Errorf("unable to settle after %s: %w", a, err)
@@ -83,7 +89,7 @@ func (e *Env) Step(ctx context.Context, a Action) (*StepResult, error) {
 		st.Info = e.lastScore
 	}
 	info := e.info(st)
-	info.Action, info.ActTime = a.String(), actTime
+	info.Action, info.ActTime, info.NetDelay = a.String(), actTime, netDelay
 	if actErr != nil {
 		info.Error = actErr.Error()
 	}
@@ -162,4 +168,23 @@ func TruncationShaping(s webenv.Shaping, info Info) float64 {
 		return 0
 	}
 	return -s.Progress * info.Partial
+}
+
+// netWait makes the request WithRequestPerAction asks for on a MiniWoB++
+// page and returns the delay the server drew for it.
+func (e *Env) netWait(ctx context.Context) (time.Duration, error) {
+	if !e.cfg.requestPerAction || !strings.HasPrefix(e.task.Family, catalog.MiniWoBPrefix) {
+		return 0, nil
+	}
+	var ms float64
+	if err := e.eval(ctx, `window.__wob.netWait()`, &ms); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("unable to wait for the task server: %w", err)
+		}
+		// A navigation the action started aborts the page's request: the
+		// wait ended, the step goes on.
+		e.cfg.log.Debug("the request per action failed", "task", e.task.Family, "err", err)
+		return 0, nil
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
 }

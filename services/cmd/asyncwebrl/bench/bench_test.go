@@ -151,6 +151,10 @@ func TestBenchTrainFlags(t *testing.T) {
 	if err != nil || !slices.Equal(bt.modes, []string{"sync"}) || bt.seeds != 3 || bt.target != 0.9 || bt.tier != catalog.Medium || bt.cap != 5*time.Minute || bt.window != 20 || bt.hold != 1 {
 		t.Fatalf("parsed %+v, %v", bt, err)
 	}
+	bt, err = parseTrainFlags(map[string]string{"latency": "web,heavy,web", "executors": "8,24", "plot": "sweep.png"})
+	if err != nil || !slices.Equal(bt.latencies, []string{"web", "heavy"}) || !slices.Equal(bt.executors, []int{8, 24}) || bt.plot != "sweep.png" {
+		t.Fatalf("the sweep parsed %+v, %v", bt, err)
+	}
 	// --repeat, the former name, still sets the runs per mode.
 	vals := map[string]string{"repeat": "2"}
 	if bt, err = parseTrainFlags(vals); err != nil || bt.seeds != 2 || !bt.repeatAlias || vals["repeat"] != "2" {
@@ -169,6 +173,10 @@ func TestBenchTrainFlags(t *testing.T) {
 		{"--tier", "impossible"},
 		{"--cap", "-1m"},
 		{"--window", "x"},
+		{"--latency", "slow"},
+		{"--latency", ","},
+		{"--executors", "8,0"},
+		{"--executors", "eight"},
 	} {
 		var out, errb strings.Builder
 		var ue cmdkit.UsageError

@@ -33,7 +33,7 @@ const benchRolloutUsage = `Usage: asyncwebrl bench rollout [--profile P[,P...]] 
   the whole machine's busy share, the broker included), the mean
   inference batch and the executors' idle share, and the async/sync
   steps/s ratio.
-  --profile P      webenv latency profile: none, web, async, fixed:200ms, ... (default web);
+  --profile P      webenv latency profile: none, web, heavy, async, fixed:200ms, ... (default web);
                    a comma list runs each in turn
   --repeat K       runs of the modes per profile (default 1); with K > 1 or several
                    profiles a summary table gives the medians over the runs
@@ -270,6 +270,7 @@ func rolloutOnce(ctx context.Context, c rolloutSetup) ([]actor.BenchRun, error) 
 		actor.WithBrowserOptions(c.bflags...),
 		actor.WithLogger(c.log.With("bench", "rollout")),
 		actor.WithFamilies(c.set.families...),
+		actor.WithRequestPerAction(c.prof.Delays()),
 	}
 	var runs []actor.BenchRun
 	for _, mode := range c.modes {

@@ -21,9 +21,10 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--latency L,...] [--executors N,...] [--plot F] [flags]
   Time to skill, asynchronous against synchronous RL. Trains the policy
   from random init K times per mode, each run on fresh topics, with the
   same executors, latency profile, learner settings and curriculum, the
@@ -67,6 +68,13 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   --tier T       the tier judged (default easy); the curriculum issues tiers up to
                  -max-tier, which defaults to T here
   --cap D        give up a run after D (default 20m)
+  --latency L    a sweep over latency profiles, comma-separated, e.g. none,web,heavy
+                 (default: the one -latency-profile)
+  --executors N  a sweep over executor counts, comma-separated, e.g. 8,24 (default:
+                 the one -executors); with either sweep every cell (profile x count)
+                 runs its K seeds per mode, and a last table gives sync/async per cell
+  --plot F       with a sweep, also draw sync/async per cell against the profile's
+                 median server delay, a line per executor count, to PNG file F
 Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
 an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 -batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
@@ -87,6 +95,8 @@ type trainRun struct {
 	seed              int // run k of each mode has seed k
 	stepsPerSecond    float64
 	episodesPerSecond float64
+	// cell is the sweep's cell the run belongs to.
+	cell trainCell
 	// curve is the tier's held-out success over the run (bench report's
 	// learning curves); propagation the versions' publication-to-served
 	// delays.
@@ -105,7 +115,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
@@ -134,29 +144,62 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	if c := cfg.Learner.Core; c >= 0 {
 		core = fmt.Sprintf("core %d its own, the rest on the others", c)
 	}
-	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %d executors, %d cores, learner %s, algo %s, broker %s\n",
-		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), cfg.Actor.Executors, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
+	execs, lats := strconv.Itoa(cfg.Actor.Executors), cfg.Webenv.LatencyProfile
+	if len(bt.executors) > 0 {
+		execs = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(bt.executors)), ","), "[]")
+	}
+	if len(bt.latencies) > 0 {
+		lats = strings.Join(bt.latencies, ",")
+	}
+	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %s executors, latency %s, %d cores, learner %s, algo %s, broker %s\n",
+		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
 	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
 		fmt.Fprintf(stdout, "async learner: max staleness %g versions (the scheduler's bound), max policy lag %d (0: off)\n", l.MaxStaleness, l.MaxPolicyLag)
 	}
+	cells, err := bt.sweep(cfg)
+	if err != nil {
+		return nil, cmdkit.Usage(err)
+	}
 	var runs []trainRun
-	// Interleaved, seed by seed: a drift of the machine (a neighbour, a
-	// warming broker) falls on both modes alike.
-	for seed := 1; seed <= bt.seeds; seed++ {
-		for _, mode := range bt.modes {
-			fmt.Fprintf(stdout, "seed %d of %d, %s: training from random init...\n", seed, bt.seeds, mode)
-			r, err := trainOnce(ctx, build, cfg, f, log, bt, mode, seed, id, stdout)
-			if err != nil {
-				return nil, err
+	for ci, cell := range cells {
+		ccfg := *cfg
+		ccfg.Webenv.LatencyProfile, ccfg.Actor.Executors = cell.latency, cell.executors
+		if ccfg.Actor.Browsers > cell.executors {
+			ccfg.Actor.Browsers = 0 // one per 4 executors
+		}
+		if len(cells) > 1 {
+			fmt.Fprintf(stdout, "\ncell %d of %d: latency profile %s, %d executors\n", ci+1, len(cells), cell.latency, cell.executors)
+		}
+		var cellRuns []trainRun
+		// Interleaved, seed by seed: a drift of the machine (a neighbour, a
+		// warming broker) falls on both modes alike.
+		for seed := 1; seed <= bt.seeds; seed++ {
+			for _, mode := range bt.modes {
+				fmt.Fprintf(stdout, "seed %d of %d, %s: training from random init...\n", seed, bt.seeds, mode)
+				r, err := trainOnce(ctx, build, &ccfg, f, log, bt, mode, seed, id, stdout)
+				if err != nil {
+					return nil, err
+				}
+				r.seed, r.cell = seed, cell
+				cellRuns = append(cellRuns, r)
+				printTrainRuns(stdout, cellRuns[len(cellRuns)-1:], bt)
 			}
-			r.seed = seed
-			runs = append(runs, r)
-			printTrainRuns(stdout, runs[len(runs)-1:], bt)
+		}
+		fmt.Fprintln(stdout)
+		printTrainRuns(stdout, cellRuns, bt)
+		printTrainSummary(stdout, cellRuns, bt)
+		runs = append(runs, cellRuns...)
+	}
+	if len(cells) > 1 {
+		fmt.Fprintln(stdout)
+		printSweep(stdout, runs, cells, bt)
+		if bt.plot != "" {
+			if err := sweepChart(runs, cells).WriteFile(bt.plot); err != nil {
+				return runs, err
+			}
+			fmt.Fprintf(stdout, "the ratio per cell: %s\n", bt.plot)
 		}
 	}
-	fmt.Fprintln(stdout)
-	printTrainRuns(stdout, runs, bt)
-	printTrainSummary(stdout, runs, bt)
 	return runs, nil
 }
 
@@ -174,6 +217,12 @@ type trainFlags struct {
 	target       float64 // default 0.8
 	tier         catalog.Tier
 	cap          time.Duration // default 20m
+	// latencies, executors: the sweep's axes (default the one cell of
+	// -latency-profile and -executors); plot: where the sweep's chart goes
+	// (default none).
+	latencies []string
+	executors []int
+	plot      string
 }
 
 func parseTrainFlags(vals map[string]string) (trainFlags, error) {
@@ -219,6 +268,34 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --tier: %w", err)
 		}
 	}
+	if v, ok := vals["latency"]; ok {
+		for _, l := range config.SplitList(v) {
+			if _, err := webenv.ParseProfile(l); err != nil {
+				return bt, fmt.Errorf("invalid --latency: %w", err)
+			}
+			if !slices.Contains(bt.latencies, l) {
+				bt.latencies = append(bt.latencies, l)
+			}
+		}
+		if len(bt.latencies) == 0 {
+			return bt, fmt.Errorf("invalid --latency %q: name at least one profile", v)
+		}
+	}
+	if v, ok := vals["executors"]; ok {
+		for _, e := range config.SplitList(v) {
+			n, err := strconv.Atoi(e)
+			if err != nil || n < 1 || n > 256 {
+				return bt, fmt.Errorf("invalid --executors %q: want counts in 1..256, comma-separated", v)
+			}
+			if !slices.Contains(bt.executors, n) {
+				bt.executors = append(bt.executors, n)
+			}
+		}
+		if len(bt.executors) == 0 {
+			return bt, fmt.Errorf("invalid --executors %q: name at least one count", v)
+		}
+	}
+	bt.plot = vals["plot"]
 	if v, ok := vals["cap"]; ok {
 		if bt.cap, err = time.ParseDuration(v); err != nil || bt.cap <= 0 {
 			return bt, fmt.Errorf("invalid --cap %q: want a positive duration like 20m", v)

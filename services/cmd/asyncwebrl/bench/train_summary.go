@@ -50,21 +50,7 @@ func (m *modeRuns) lowerBound(xs []float64) bool {
 // target counts with its values at the cap, and a median they could have
 // moved is marked as a lower bound (modeRuns.lowerBound).
 func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
-	by := map[string]*modeRuns{}
-	for _, m := range bt.modes {
-		mr := &modeRuns{}
-		for _, r := range runs {
-			if r.mode != m {
-				continue
-			}
-			mr.times = append(mr.times, r.toTarget.Seconds())
-			mr.steps = append(mr.steps, float64(r.steps))
-			mr.capped = append(mr.capped, !r.reached)
-		}
-		if len(mr.times) > 0 {
-			by[m] = mr
-		}
-	}
+	by := byMode(runs, bt.modes)
 	if len(by) == 0 {
 		return
 	}
@@ -105,6 +91,26 @@ func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	default:
 		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (sync/async median wall time to target, 95%% interval %.2fx to %.2fx)\n", rt, rtlo, rthi)
 	}
+}
+
+// byMode gathers the runs of each of modes that has any.
+func byMode(runs []trainRun, modes []string) map[string]*modeRuns {
+	by := map[string]*modeRuns{}
+	for _, m := range modes {
+		mr := &modeRuns{}
+		for _, r := range runs {
+			if r.mode != m {
+				continue
+			}
+			mr.times = append(mr.times, r.toTarget.Seconds())
+			mr.steps = append(mr.steps, float64(r.steps))
+			mr.capped = append(mr.capped, !r.reached)
+		}
+		if len(mr.times) > 0 {
+			by[m] = mr
+		}
+	}
+	return by
 }
 
 // ratioCells are the ratio row's two cells for one measure: "-" when

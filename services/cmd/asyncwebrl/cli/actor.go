@@ -38,8 +38,15 @@ func newActor(d deps) (app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	profile, err := webenv.ParseProfile(d.cfg.Webenv.LatencyProfile)
+	if err != nil {
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -latency-profile: %w", err))
+	}
 	opts := []actor.Option{
 		actor.WithInitialONNX(initial),
+		// The actors' MiniWoB++ pages meet the profile's delays as the
+		// built-in pages do (one request per action).
+		actor.WithRequestPerAction(profile.Delays()),
 		actor.WithShaping(shaping),
 		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),

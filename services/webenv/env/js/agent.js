@@ -441,6 +441,16 @@
     });
   };
 
+  // netWait makes one request to the task server (GET /api/wait), which
+  // its latency profile delays, and resolves with the delay the server drew
+  // (ms, from its Server-Timing header; 0 without a profile).
+  S.netWait = function () {
+    return fetch('/api/wait', { cache: 'no-store' }).then(function (r) {
+      var m = /wobdelay;dur=([0-9.]+)/.exec(r.headers.get('Server-Timing') || '');
+      return m ? parseFloat(m[1]) : 0;
+    });
+  };
+
   // domClick clicks el with a DOM click event (S.point's last resort).
   S.domClick = function (bid) {
     over();
