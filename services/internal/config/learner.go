@@ -33,6 +33,9 @@ type Learner struct {
 	// issues first for the behaviour-cloning warm start (0: no warm start).
 	Demos     int
 	BCUpdates int
+	// Families restricts the curriculum to these task families, comma-
+	// separated ("" all the suite's schedulable ones).
+	Families string
 	// DemoMix is the share of each policy-gradient batch drawn from the
 	// demonstrations after the warm start.
 	DemoMix float64
@@ -75,6 +78,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.Float64Var(&l.DemoMix, "demo-mix", 0.25, "learner: after the warm start, demonstrations added to each policy-gradient batch, as a share of the batch size, with the behaviour-cloning loss; 0 = off (env "+envName("demo-mix")+")")
 	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")
 	fs.IntVar(&l.InFlight, "in-flight", 16, "learner: scheduled tasks outstanding at once (env "+envName("in-flight")+")")
+	fs.StringVar(&l.Families, "families", "", "learner: the task families the curriculum schedules, comma-separated (e.g. miniwob/click-checkboxes-large,miniwob/email-inbox); \"\" = every family of the suite the policy can express (env "+envName("families")+")")
 	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
 	fs.DurationVar(&l.LeaseTimeout, "lease-timeout", 6*time.Second, "learner: a standby learner of the policy takes over this long after the leader's last heartbeat; at least the broker's group.min.session.timeout.ms (env "+envName("lease-timeout")+")")
 	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")

@@ -24,7 +24,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--latency L,...] [--executors N,...] [--plot F] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [flags]
   Time to skill, asynchronous against synchronous RL. Trains the policy
   from random init K times per mode, each run on fresh topics, with the
   same executors, latency profile, learner settings and curriculum, the
@@ -68,6 +68,9 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   --tier T       the tier judged (default easy); the curriculum issues tiers up to
                  -max-tier, which defaults to T here
   --cap D        give up a run after D (default 20m)
+  --tasks F,...  train on these task families only (the curriculum's -families;
+                 default every family of -suite up to -max-tier); judge them with
+                 --tier set to their tier
   --latency L    a sweep over latency profiles, comma-separated, e.g. none,web,heavy
                  (default: the one -latency-profile)
   --executors N  a sweep over executor counts, comma-separated, e.g. 8,24 (default:
@@ -115,13 +118,17 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
 	bt, err := parseTrainFlags(vals)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
+	}
+	if v, ok := vals["tasks"]; ok {
+		// The curriculum's -families: the learner rejects an unknown one.
+		rest = append(rest, "-families="+v)
 	}
 	if !cmdkit.FlagGiven(rest, "max-tier") {
 		rest = append([]string{"-max-tier=" + bt.tier.String()}, rest...)
@@ -150,6 +157,9 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	}
 	if len(bt.latencies) > 0 {
 		lats = strings.Join(bt.latencies, ",")
+	}
+	if cfg.Learner.Families != "" {
+		fmt.Fprintf(stdout, "bench train: tasks %s\n", cfg.Learner.Families)
 	}
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %s executors, latency %s, %d cores, learner %s, algo %s, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))

@@ -9,6 +9,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
@@ -78,7 +79,7 @@ func newLearner(d deps) (app.Service, error) {
 		if err != nil {
 			return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 		}
-		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite, Seed: d.cfg.Seed}
+		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite, Seed: d.cfg.Seed, Families: config.SplitList(l.Families)}
 		switch l.MaxTier {
 		case "easy":
 			c.MaxTier = catalog.Easy
