@@ -415,10 +415,19 @@ func (cu *curriculum) pick() []*eventspb.Task {
 	// The frontier tier most of the time, easier ones so they are not
 	// forgotten.
 	tier := cu.unlocked
-	if tier > catalog.Easy && cu.rng.Float64() < cu.c.Revisit {
-		tier = catalog.Tier(1 + cu.rng.IntN(int(tier)-1))
+	// Only tiers with families are revisited: a task set of one tier
+	// (-families) has nothing below its frontier, and stepping down from an
+	// empty tier never found one.
+	var below []catalog.Tier
+	for t := catalog.Easy; t < tier; t++ {
+		if len(cu.fams[t]) > 0 {
+			below = append(below, t)
+		}
 	}
-	for len(cu.fams[tier]) == 0 {
+	if len(below) > 0 && cu.rng.Float64() < cu.c.Revisit {
+		tier = below[cu.rng.IntN(len(below))]
+	}
+	for len(cu.fams[tier]) == 0 && tier > catalog.Easy {
 		tier--
 	}
 	f := cu.drawFamily(tier)

@@ -26,6 +26,9 @@ func TestCurriculumSuites(t *testing.T) {
 		{"miniwob easy", CurriculumConfig{Suite: catalog.SuiteMiniWoB, MaxTier: catalog.Easy}, false, true, 0},
 		{"all", CurriculumConfig{Suite: catalog.SuiteAll, Demos: 2}, true, true, 2},
 		{"miniwob tasks", CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{"miniwob/click-test", "miniwob/enter-text"}}, false, true, 0},
+		// Medium tasks only: no tier below the frontier to revisit (the
+		// scheduler looped forever stepping down from the empty easy tier).
+		{"miniwob medium tasks", CurriculumConfig{Suite: catalog.SuiteMiniWoB, MaxTier: catalog.Medium, Demos: 2, Families: []string{"miniwob/click-checkboxes-large", "miniwob/ascending-numbers"}}, false, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.EvalFraction, tc.cfg.Seed = 0.3, 7
