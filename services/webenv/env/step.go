@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
@@ -173,7 +172,7 @@ func TruncationShaping(s webenv.Shaping, info Info) float64 {
 // netWait makes the request WithRequestPerAction asks for on a MiniWoB++
 // page and returns the delay the server drew for it.
 func (e *Env) netWait(ctx context.Context) (time.Duration, error) {
-	if !e.cfg.requestPerAction || !strings.HasPrefix(e.task.Family, catalog.MiniWoBPrefix) {
+	if !e.cfg.requestPerAction || !catalog.IsMiniWoB(e.task.Family) {
 		return 0, nil
 	}
 	var ms float64

@@ -791,7 +791,7 @@ type mouseCube struct {
 // mouseCubeFace is the face the page makes active at rotation (x, y)
 // (its animate's table).
 func mouseCubeFace(x, y float64) int {
-	x, y = math.Mod(math.Mod(x, 360)+360, 360), math.Mod(math.Mod(y, 360)+360, 360)
+	x, y = mouseDeg(x), mouseDeg(y)
 	switch {
 	case y >= 46 && y <= 130:
 		return 6
@@ -814,14 +814,17 @@ func mouseCubeFace(x, y float64) int {
 	return [4]int{5, 4, 3, 2}[col]
 }
 
+// mouseDeg is an angle in [0, 360).
+func mouseDeg(v float64) float64 { return math.Mod(math.Mod(v, 360)+360, 360) }
+
 // mouseWrap is an angle difference in [-180, 180).
-func mouseWrap(d float64) float64 { return math.Mod(math.Mod(d+180, 360)+360, 360) - 180 }
+func mouseWrap(d float64) float64 { return mouseDeg(d+180) - 180 }
 
 // mouseCubeMargin is how far (degrees) rotation (x, y) rests from the
 // nearest rotation where the page's table gives another face: a cube at
 // rest by a boundary shows the face, but the least turn changes it.
 func mouseCubeMargin(x, y float64) float64 {
-	x, y = math.Mod(math.Mod(x, 360)+360, 360), math.Mod(math.Mod(y, 360)+360, 360)
+	x, y = mouseDeg(x), mouseDeg(y)
 	dist := func(v float64, at ...float64) float64 {
 		m := 360.0
 		for _, a := range at {
@@ -901,7 +904,7 @@ func mouseDragCube(ctx context.Context, p *Play) error {
 				return p.Do(ctx, env.Action{Type: env.MouseClick, X: bx, Y: by})
 			}
 		}
-		y := math.Mod(math.Mod(c.Y, 360)+360, 360)
+		y := mouseDeg(c.Y)
 		var dx, dy float64 // degrees to turn
 		switch {
 		case want == 6:

@@ -153,7 +153,11 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	}
 	execs, lats := strconv.Itoa(cfg.Actor.Executors), cfg.Webenv.LatencyProfile
 	if len(bt.executors) > 0 {
-		execs = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(bt.executors)), ","), "[]")
+		var ns []string
+		for _, n := range bt.executors {
+			ns = append(ns, strconv.Itoa(n))
+		}
+		execs = strings.Join(ns, ",")
 	}
 	if len(bt.latencies) > 0 {
 		lats = strings.Join(bt.latencies, ",")
