@@ -237,6 +237,10 @@ const (
 	// Move the mouse to (x, y) in wire-frame pixels without clicking: a hover
 	// where no element is (BrowserGym's mouse_move).
 	ActionType_ACTION_TYPE_MOUSE_MOVE ActionType = 15
+	// Type text as key presses (key down, its character, key up for each)
+	// into the focused element (BrowserGym's keyboard_type): for pages that
+	// listen for keys rather than read a value (a terminal, a game).
+	ActionType_ACTION_TYPE_KEYBOARD_TYPE ActionType = 16
 )
 
 // Enum value maps for ActionType.
@@ -258,6 +262,7 @@ var (
 		13: "ACTION_TYPE_DRAG_AND_DROP",
 		14: "ACTION_TYPE_MOUSE_DRAG_AND_DROP",
 		15: "ACTION_TYPE_MOUSE_MOVE",
+		16: "ACTION_TYPE_KEYBOARD_TYPE",
 	}
 	ActionType_value = map[string]int32{
 		"ACTION_TYPE_UNSPECIFIED":         0,
@@ -276,6 +281,7 @@ var (
 		"ACTION_TYPE_DRAG_AND_DROP":       13,
 		"ACTION_TYPE_MOUSE_DRAG_AND_DROP": 14,
 		"ACTION_TYPE_MOUSE_MOVE":          15,
+		"ACTION_TYPE_KEYBOARD_TYPE":       16,
 	}
 )
 
@@ -2917,7 +2923,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vSPLIT_TRAIN\x10\x01\x12\x0e\n" +
 	"\n" +
-	"SPLIT_TEST\x10\x02*\xb9\x03\n" +
+	"SPLIT_TEST\x10\x02*\xd8\x03\n" +
 	"\n" +
 	"ActionType\x12\x1b\n" +
 	"\x17ACTION_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -2936,7 +2942,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x11ACTION_TYPE_HOVER\x10\f\x12\x1d\n" +
 	"\x19ACTION_TYPE_DRAG_AND_DROP\x10\r\x12#\n" +
 	"\x1fACTION_TYPE_MOUSE_DRAG_AND_DROP\x10\x0e\x12\x1a\n" +
-	"\x16ACTION_TYPE_MOUSE_MOVE\x10\x0f*\xf1\x01\n" +
+	"\x16ACTION_TYPE_MOUSE_MOVE\x10\x0f\x12\x1d\n" +
+	"\x19ACTION_TYPE_KEYBOARD_TYPE\x10\x10*\xf1\x01\n" +
 	"\n" +
 	"ReasonCode\x12\x1b\n" +
 	"\x17REASON_CODE_UNSPECIFIED\x10\x00\x12\x1c\n" +

@@ -12,9 +12,9 @@
 //
 // Shapes use B batch, T=32 instruction words, E=32 elements, Lt=8 words per
 // element, K=64 text candidates, Lc=4 words per candidate, A action types
-// (default 13: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
+// (default 14: NOOP CLICK FILL SELECT_OPTION SCROLL PRESS GO_BACK
 // SEND_MSG_TO_USER MOUSE_CLICK DBLCLICK HOVER MOUSE_DRAG_AND_DROP
-// MOUSE_MOVE; GOTO is never chosen, nor DRAG_AND_DROP, which a mouse drag
+// MOUSE_MOVE KEYBOARD_TYPE; GOTO is never chosen, nor DRAG_AND_DROP, which a mouse drag
 // between two points covers), D=32 embedding, H=64 hidden, F=40 element,
 // Fc=18 candidate and P=3 pair features (names in Architecture JSON), G=256
 // cells of the point head (the 16x16 conv map) and S²=16 sub-cells.
@@ -103,7 +103,7 @@
 // type uses an element, and Candidate when the type uses text, as the
 // action table says (services/internal/action: Row.Element for CLICK, FILL,
 // SELECT_OPTION, SCROLL, PRESS; Row.Text for FILL, SELECT_OPTION, PRESS,
-// SEND_MSG_TO_USER), read from cand_logits row TextRow: the key row E+1
+// SEND_MSG_TO_USER, KEYBOARD_TYPE), read from cand_logits row TextRow: the key row E+1
 // for a press (its key, one of PressKeys: the only candidates unmasked
 // there), the Element's row for the other element types, else E.
 // The joint log-prob recorded as Action.log_prob and recomputed by the

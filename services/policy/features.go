@@ -855,7 +855,8 @@ type candidateList struct{ keys, quoted, derived, spans, instr, page int }
 // element's text, value and options (a select's), in the elements' order,
 // for tasks whose text is on the page (copy a textarea, pick an option the
 // instruction names in several words), then the spans of the page's text
-// lines (text no element holds: a code in a <b>), and last the spans of the
+// lines (text no element holds: a code in a <b>) and of the fields' values
+// longer than a span (features v19), and last the spans of the
 // earlier pages' text lines in the memory, newest page first (a phone
 // number read two pages ago). A page text without a word (letters or
 // digits) is left out; when k runs out, the memory goes first. Before them
@@ -916,6 +917,16 @@ func candidates(obs *eventspb.Observation, quotes []string, els []*eventspb.Elem
 	for _, l := range obs.GetPageText() {
 		for _, sp := range instruction.Spans(l, maxSpanWords) {
 			page(sp)
+		}
+	}
+	for _, el := range els {
+		// A field's text longer than a span (a textarea's, as far as it
+		// is in view): its spans, as a page line's (scroll-text's last
+		// word).
+		if v := el.GetValue(); len(instruction.Words(v)) > maxSpanWords {
+			for _, sp := range instruction.Spans(v, maxSpanWords) {
+				page(sp)
+			}
 		}
 	}
 	cs.page = len(out)

@@ -81,6 +81,8 @@ func (a Action) String() string {
 		return "mouse_click(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ")"
 	case MouseMove:
 		return "mouse_move(" + fmtNum(a.X) + ", " + fmtNum(a.Y) + ")"
+	case KeyboardType:
+		return "keyboard_type(" + q(a.Text) + ")"
 	case DblClick:
 		return "dblclick(" + q(a.BID) + ")"
 	case Hover:

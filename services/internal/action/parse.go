@@ -432,6 +432,11 @@ func bind(name string, args []arg) (Action, error) {
 		}
 	case SendMsg:
 		a.Text = str("text", maxTextLen)
+	case KeyboardType:
+		a.Text = str("text", maxTextLen)
+		if err == nil && a.Text == "" {
+			err = errors.New("keyboard_type: empty text")
+		}
 	}
 	if err != nil {
 		return Action{}, err

@@ -19,7 +19,9 @@ const (
 	SetBid Set = "bid"
 	// SetBidCoord is SetBid and the mouse's own actions, on elements
 	// (dblclick, hover) and on points of the viewport (mouse_click,
-	// mouse_move, mouse_drag_and_drop): what MiniWoB++'s pages need.
+	// mouse_move, mouse_drag_and_drop), and keyboard_type (text typed as
+	// key presses, for a page that listens for keys: MiniWoB++'s
+	// terminal): what MiniWoB++'s pages need.
 	SetBidCoord Set = "bid+coord"
 )
 

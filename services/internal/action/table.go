@@ -30,6 +30,9 @@ const (
 	DragAndDrop      Name = "drag_and_drop"
 	MouseDragAndDrop Name = "mouse_drag_and_drop"
 	MouseMove        Name = "mouse_move"
+	// KeyboardType types text as key presses into the focused element,
+	// for pages that listen for keys rather than read a value.
+	KeyboardType Name = "keyboard_type"
 )
 
 // Target is what an action type acts on.
@@ -114,6 +117,8 @@ var Table = []Row{
 		Target: TargetPoint, Point: true, ToPoint: true, Doc: "press at (from_x, from_y), move to (to_x, to_y), release"},
 	{Type: eventspb.ActionType_ACTION_TYPE_MOUSE_MOVE, Set: SetBidCoord, Name: MouseMove, Params: []string{"x", "y"}, Required: 2,
 		Target: TargetPoint, Point: true, Doc: "move the mouse to the viewport point (x, y) without clicking"},
+	{Type: eventspb.ActionType_ACTION_TYPE_KEYBOARD_TYPE, Set: SetBidCoord, Name: KeyboardType, Params: []string{"text"}, Required: 1,
+		Text: true, Doc: "type text as key presses (key down, character, key up) into the focused element"},
 }
 
 // ByName returns the row of the action type named name.
@@ -218,7 +223,7 @@ func FromProto(e *eventspb.Action) (Action, error) {
 		a.BID, a.Key = e.GetBid(), e.GetKey()
 	case Goto:
 		a.URL = e.GetUrl()
-	case SendMsg:
+	case SendMsg, KeyboardType:
 		a.Text = e.GetText()
 	case MouseClick, MouseMove:
 		a.X, a.Y = float64(e.GetX()), float64(e.GetY())

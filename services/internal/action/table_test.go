@@ -67,7 +67,7 @@ func TestTableCoversTheSchema(t *testing.T) {
 	} else if back, err := FromProto(ev); err != nil || !slices.Equal(back.Options, []string{"a", "b"}) {
 		t.Errorf("a multi-select came back as %v, %v", back, err)
 	}
-	if _, err := ToProto(Action{Type: "keyboard_type"}); err == nil {
+	if _, err := ToProto(Action{Type: "keyboard_insert_text"}); err == nil {
 		t.Error("ToProto accepted an action type the table does not have")
 	}
 }
@@ -207,7 +207,7 @@ func TestSets(t *testing.T) {
 	if got, want := names(SetBid), "noop click fill select_option scroll press go_back send_msg_to_user"; got != want {
 		t.Errorf("bid: %s, want %s", got, want)
 	}
-	if got, want := names(SetBidCoord), "noop click fill select_option scroll press go_back send_msg_to_user mouse_click dblclick hover mouse_drag_and_drop mouse_move"; got != want {
+	if got, want := names(SetBidCoord), "noop click fill select_option scroll press go_back send_msg_to_user mouse_click dblclick hover mouse_drag_and_drop mouse_move keyboard_type"; got != want {
 		t.Errorf("bid+coord: %s, want %s", got, want)
 	}
 	for _, r := range Table {

@@ -226,7 +226,7 @@ var miniwobTasks = []MiniWoBTask{
 	{"social-media-all", 4, mwt(20000), "", false, "click an action on all of a user's posts and submit"},
 	{"social-media-some", 4, mwt(20000), "", false, "click an action on n of a user's posts and submit"},
 	{"stock-market", 3, mwt(0), neverStable, false, "wait for a price to drop below a bound and buy"},
-	{"terminal", 4, mwt(20000), "", false, "type shell commands to find and delete a file"},
+	{"terminal", 9, mwt(20000), "", false, "type shell commands to find and delete a file (help, ls, rm: each a word the page shows)"},
 	{"text-editor", 4, mwt(15000), "", false, "select text in an editor and style it"},
 	{"text-transform", 2, mwt(15000), "", false, "type a word drawn with distorted letters and submit"},
 	{"tic-tac-toe", 3, mwt(0), "", true, "win a game of tic-tac-toe"},
@@ -234,7 +234,7 @@ var miniwobTasks = []MiniWoBTask{
 	{"use-autocomplete", 3, mwt(0), "", false, "type a prefix, pick the matching suggestion, submit"},
 	{"use-autocomplete-nodelay", 3, mwt(0), "", false, "use-autocomplete without the delay"},
 	{"use-colorwheel", 2, mwt(7000), "", false, "pick a colour on a colour wheel"},
-	{"use-colorwheel-2", 2, mwt(7000), "", false, "pick the asked colour on a colour wheel"},
+	{"use-colorwheel-2", 4, mwt(7000), "", false, "pick the swatch's colour with a colour picker's pad and slider"},
 	{"use-slider", 4, mwt(0), "", false, "set a slider (keys on its handle) and submit"},
 	{"use-slider-2", 8, mwt(20000), "", false, "set three sliders to a combination and submit"},
 	{"use-spinner", 2, mwt(0), "", true, "set a spinner to the asked number and submit"},
@@ -328,10 +328,13 @@ func printMiniWoB(w io.Writer, format string, fams []FamilyInfo) error {
 
 // miniwobGraded are the tasks whose page pays a graded score for a
 // successful answer, by how close a point is (1 − distance / radius, an
-// angle's error): raw reward 1 needs a point exact to the pixel, which no
-// point on the policy's grid is, nor a person's click. Their measure is the
-// score (mean raw reward), not strict success.
-var miniwobGraded = map[string]bool{"circle-center": true, "find-midpoint": true, "bisect-angle": true, "right-angle": true}
+// angle's error) or how close a colour is (use-colorwheel-2: 1 − the mean
+// channel difference): raw reward 1 needs a point exact to the pixel, which
+// no point on the policy's grid is, nor a person's click. (use-colorwheel-2
+// pays 1 for its hex code typed, but no text on its page names its colour:
+// the policy picks it with the picker's pad and slider.) Their measure is
+// the score (mean raw reward), not strict success.
+var miniwobGraded = map[string]bool{"circle-center": true, "find-midpoint": true, "bisect-angle": true, "right-angle": true, "use-colorwheel-2": true}
 
 // MiniWoBGraded reports whether task ("circle-center" or
 // "miniwob/circle-center") pays a graded score (miniwobGraded).

@@ -54,6 +54,8 @@ var miniwobDevelopment = map[string]string{
 	"copy-paste-2":      "the key row: the clipboard's keys (features v18)",
 	"scroll-text-2":     "the key row: Control+Home (features v18)",
 	"click-scroll-list": "a listbox's select adds one option (features v18)",
+	"terminal":          "keyboard_type, the action that types key by key (features v19)",
+	"scroll-text":       "a textarea's value is the part in view; a long value's spans (features v19)",
 }
 
 // MiniWoBDevelopment says whether a MiniWoB++ task ("click-test" or

@@ -177,7 +177,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.RunDir, "run-dir", ".run", "local state directory: checkpoints, frame store, reports")
 	str(&c.Suite, "suite", "builtin", "task suite: builtin (the generated families), miniwob (the MiniWoB++ benchmark, fetched by make setup) or all")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of a run's randomness: the policy's initialisation, the learner's replay and curriculum, the actors' sampling, the web server's delays; 0: the defaults (1, and the clock for actors and server) (env "+envName("seed")+")")
-	str(&c.ActionSet, "action-set", "", "action space of a fresh policy: bid (noop, click, fill, select_option, scroll, press, go_back, send_msg_to_user) or bid+coord (and dblclick, hover, mouse_click, mouse_move, mouse_drag_and_drop); empty: the suite's (bid for builtin, bid+coord for miniwob and all)")
+	str(&c.ActionSet, "action-set", "", "action space of a fresh policy: bid (noop, click, fill, select_option, scroll, press, go_back, send_msg_to_user) or bid+coord (and dblclick, hover, mouse_click, mouse_move, mouse_drag_and_drop, keyboard_type); empty: the suite's (bid for builtin, bid+coord for miniwob and all)")
 	str(&c.Ablate, "ablate", "", "inputs a fresh policy does without, a comma list: vision (the frame zeroed, colour features off), task-specific (the features written for one task, derived values); empty: none")
 	str(&c.Loop, "loop", "async", "RL loop: async, or sync for the classic on-policy loop (a batch of episodes per version; actors wait while the learner trains; the learner's -executors must be the actors' total)")
 	str(&c.InstanceID, "instance-id", hostname, "name of this process in events and Kafka client ids")

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
@@ -204,6 +205,8 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 		return e.mouse(ctx, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: a.X, Y: a.Y})
 	case Noop:
 		return backoff.Sleep(ctx, time.Duration(min(max(a.WaitMS, 0), maxNoopWait))*time.Millisecond)
+	case KeyboardType:
+		return e.typeKeys(ctx, a.Text)
 	case SendMsg:
 		e.messages = append(e.messages, a.Text)
 		return e.eval(ctx, `(window.core && typeof core.userMessage === 'function') ? (core.userMessage(`+js(a.Text)+`), true) : false`, nil)
@@ -311,6 +314,32 @@ func buttonsOf(t input.DispatchMouseEventType) int64 {
 func (e *Env) mouse(ctx context.Context, s input.DispatchMouseEventParams) error {
 	if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, s); err != nil {
 		return fmt.Errorf("unable to dispatch %s at (%.0f, %.0f): %w", s.Type, s.X, s.Y, err)
+	}
+	return nil
+}
+
+// typeKeys types text into the focused element a character at a time, as
+// Playwright's keyboard.type does: a character on the keyboard (kb.Keys)
+// is its key's down and up events, with Shift for a shifted one; any other
+// is inserted as text, with no key events.
+func (e *Env) typeKeys(ctx context.Context, text string) error {
+	for _, r := range text {
+		k, ok := kb.Keys[r]
+		if !ok {
+			if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: string(r)}); err != nil {
+				return err
+			}
+			continue
+		}
+		c := keyCombo{key: k, r: r}
+		if k.Shift {
+			c.mods |= modShift
+		}
+		for _, ev := range c.events() {
+			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

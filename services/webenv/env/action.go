@@ -32,6 +32,7 @@ const (
 	DragAndDrop      = action.DragAndDrop
 	MouseDragAndDrop = action.MouseDragAndDrop
 	MouseMove        = action.MouseMove
+	KeyboardType     = action.KeyboardType
 )
 
 // DefaultNoopWait is noop()'s wait, as in BrowserGym.

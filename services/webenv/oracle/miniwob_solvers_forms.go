@@ -70,8 +70,13 @@ var formSolvers = map[string]MiniWoBSolver{
 		return formCopy(ctx, p, fmt.Sprintf("#text-%d", i/3+1))
 	},
 	"scroll-text": func(ctx context.Context, p *Play) error {
-		// The last word of the text, without its punctuation (the page
-		// compares letters and digits only).
+		// Scrolled to its end, the text area shows its last word (the
+		// observation's value of a textarea is the part in view); typed
+		// without its punctuation (the page compares letters and digits
+		// only).
+		if err := formScrollEnd(ctx, p, "#text-area", true); err != nil {
+			return err
+		}
 		var text string
 		if err := p.Read(ctx, `document.querySelector('#text-area').value`, &text); err != nil {
 			return err
@@ -688,7 +693,10 @@ func formTerminal(ctx context.Context, p *Play) error {
 		}
 		ext = strings.TrimSuffix(strings.TrimSpace(e), ".")
 	}
-	// A click on the terminal focuses its hidden input.
+	// A click on the terminal focuses its hidden input, which listens for
+	// keys: the commands are typed as key presses (keyboard_type), and
+	// each is a word the page shows: "help" in its welcome line, "ls"
+	// and "rm" in help's usage lines, the file in ls's listing.
 	term, err := p.Env.QueryBID(ctx, "#terminal", findWait)
 	if err != nil {
 		return err
@@ -696,16 +704,12 @@ func formTerminal(ctx context.Context, p *Play) error {
 	if err := p.Do(ctx, env.Action{Type: env.Click, BID: term}); err != nil {
 		return err
 	}
-	typeLine := func(s string) error {
-		for _, r := range s {
-			if err := p.Do(ctx, env.Action{Type: env.Press, BID: term, Key: string(r)}); err != nil {
-				return err
-			}
+	typeKeys := func(s string) error { return p.Do(ctx, env.Action{Type: env.KeyboardType, Text: s}) }
+	press := func(key string) error { return p.Do(ctx, env.Action{Type: env.Press, BID: term, Key: key}) }
+	for _, cmd := range []string{"help", "ls"} {
+		if err := steps(func() error { return typeKeys(cmd) }, func() error { return press("Enter") }); err != nil {
+			return err
 		}
-		return p.Do(ctx, env.Action{Type: env.Press, BID: term, Key: "Enter"})
-	}
-	if err := typeLine("ls"); err != nil {
-		return err
 	}
 	var out string
 	if err := p.Read(ctx, `(() => { const o = document.querySelectorAll('#terminal-contents .terminal-output .output'); return o.length ? o[o.length - 1].textContent : ''; })()`, &out); err != nil {
@@ -721,7 +725,8 @@ func formTerminal(ctx context.Context, p *Play) error {
 	if file == "" {
 		return fmt.Errorf("no file with the extension %q in %q", ext, out)
 	}
-	return typeLine("rm " + file)
+	return steps(func() error { return typeKeys("rm") }, func() error { return press("Space") },
+		func() error { return typeKeys(file) }, func() error { return press("Enter") })
 }
 
 // formFlightTerm is what to type into a book-flight field for a place the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -321,18 +322,114 @@ func mouseColorwheel(ctx context.Context, p *Play) error {
 	return mouseSetColour(ctx, p, fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B))
 }
 
-// mouseColorwheel2 types the swatch's colour, as its style gives it, into
-// the picker's field.
+// mouseColorwheel2 sets the swatch's colour, as a person sees it, with
+// the picker's pad and slider: no text on the page names it. jscolor
+// (HSV mode) takes hue from the pad's x, saturation from its y and value
+// from the slider's y, each from the pointer's whole pixel within the
+// pad's inner box; the solver clicks the pad point and the slider point of
+// the policy's grid whose colour the page scores best (1 − the mean
+// channel difference), so it scores just under 1, as a person's clicks do
+// (catalog.MiniWoBGraded).
 func mouseColorwheel2(ctx context.Context, p *Play) error {
 	var rgb string
 	if err := p.Read(ctx, `getComputedStyle(document.querySelector('#query .cc')).backgroundColor`, &rgb); err != nil {
 		return err
 	}
-	var r, g, b int
-	if _, err := fmt.Sscanf(rgb, "rgb(%d, %d, %d)", &r, &g, &b); err != nil {
+	var want [3]float64
+	if _, err := fmt.Sscanf(rgb, "rgb(%g, %g, %g)", &want[0], &want[1], &want[2]); err != nil {
 		return fmt.Errorf("unable to read the colour %q: %w", rgb, err)
 	}
-	return mouseSetColour(ctx, p, fmt.Sprintf("%02x%02x%02x", r, g, b))
+	if err := p.By(ctx, "#col", click); err != nil {
+		return err
+	}
+	// The pad's and slider's mouse areas (crosshair, and the box right of
+	// it) hold their boxes at padding + inset from their corners.
+	var g struct {
+		Pad, Sld        mouseRect
+		W, H, Pad0, Ins float64
+		SX, SY          float64
+	}
+	if err := p.Read(ctx, `(() => { const j = document.getElementById('col').jscolor; const r = `+mouseRectJS+`;
+		const ds = [...document.querySelectorAll('body div')].filter(d => !d.closest('#wrap'));
+		const pad = ds.find(d => getComputedStyle(d).cursor === 'crosshair');
+		if (!j || !pad) return null;
+		const pr = pad.getBoundingClientRect();
+		const sld = ds.find(d => { const b = d.getBoundingClientRect(); return b.left >= pr.right - 1 && b.top === pr.top && b.height === pr.height; });
+		if (!sld) return null;
+		return {pad: r(pad), sld: r(sld), w: j.width, h: j.height, pad0: j.padding, ins: j.insetWidth, sx: scrollX, sy: scrollY}; })()`, &g); err != nil {
+		return err
+	}
+	if g.W < 2 || g.H < 2 {
+		return errors.New("the colour picker did not open")
+	}
+	off := g.Pad0 + g.Ins
+	// at is a grid point's place in a box whose inner corner is (x0, y0),
+	// as the page reads it.
+	at := func(pt [2]float64, x0, y0 float64) (float64, float64) {
+		return math.Floor(pt[0]+g.SX) - x0, math.Floor(pt[1]+g.SY) - y0
+	}
+	clamp := func(v, hi float64) float64 { return math.Max(0, math.Min(hi, v)) }
+	padX, padY := g.Pad.Left+g.SX+off, g.Pad.Top+g.SY+off
+	sldY := g.Sld.Top + g.SY + off
+	pads, err := mouseGradedGrid(p, padX, padY, padX+g.W, padY+g.H)
+	if err != nil {
+		return err
+	}
+	slds, err := mouseGradedGrid(p, g.Sld.Left+g.SX+off, sldY, g.Sld.Left+g.Sld.Width-off, sldY+g.H)
+	if err != nil {
+		return err
+	}
+	best, bestScore := [2][2]float64{}, -1.0
+	for _, pp := range pads {
+		x, y := at(pp, padX, padY)
+		h, s := clamp(x*360/(g.W-1), 360), clamp(100-y*100/(g.H-1), 100)
+		for _, sp := range slds {
+			_, vy := at(sp, 0, sldY)
+			v := clamp(100-vy*100/(g.H-1), 100)
+			c := hsvRGB(h, s, v)
+			score := 1 - (math.Abs(c[0]-want[0])+math.Abs(c[1]-want[1])+math.Abs(c[2]-want[2]))/(3*255)
+			if score > bestScore {
+				best, bestScore = [2][2]float64{pp, sp}, score
+			}
+		}
+	}
+	if bestScore < 0 {
+		return errors.New("no point of the grid on the picker")
+	}
+	return steps(func() error { return p.Do(ctx, env.Action{Type: env.MouseClick, X: best[0][0], Y: best[0][1]}) },
+		func() error { return p.Do(ctx, env.Action{Type: env.MouseClick, X: best[1][0], Y: best[1][1]}) },
+		func() error { return p.By(ctx, submit, click) })
+}
+
+// hsvRGB is jscolor's HSV to RGB: hue in [0, 360], saturation and value
+// in [0, 100], channels rounded to whole values in [0, 255].
+func hsvRGB(h, s, v float64) [3]float64 {
+	h, s, v = h/60, s/100, v/100
+	i := math.Floor(h)
+	f := h - i
+	if int(i)%2 == 0 {
+		f = 1 - f
+	}
+	m, n := v*(1-s), v*(1-s*f)
+	var c [3]float64
+	switch int(i) {
+	case 6, 0:
+		c = [3]float64{v, n, m}
+	case 1:
+		c = [3]float64{n, v, m}
+	case 2:
+		c = [3]float64{m, v, n}
+	case 3:
+		c = [3]float64{m, n, v}
+	case 4:
+		c = [3]float64{n, m, v}
+	case 5:
+		c = [3]float64{v, m, n}
+	}
+	for k := range c {
+		c[k] = math.Round(c[k] * 255)
+	}
+	return c
 }
 
 // mouseSetColour fills the colour field and submits (a press anywhere

@@ -148,6 +148,27 @@
     return s.length > 120 ? s.slice(0, 120) : s;
   }
 
+  // inView is a textarea's value as a person sees it: all of it when it
+  // fits; when it overflows, the part scrolled into view, estimated from
+  // the scroll position as a share of the text (lines wrap unevenly) and
+  // widened to whole words. Of a view longer than
+  // clean keeps, a view scrolled from the top keeps its end: the text the
+  // last scroll revealed (scroll-text's last word, when scrolled down).
+  function inView(el) {
+    var v = el.value || '', h = el.scrollHeight;
+    if (h <= el.clientHeight + 1) return clean(v);
+    var from = Math.floor(v.length * el.scrollTop / h);
+    var to = Math.ceil(v.length * (el.scrollTop + el.clientHeight) / h);
+    if (el.scrollTop + el.clientHeight >= h - 1) to = v.length;
+    while (from > 0 && !/\s/.test(v[from - 1])) from--;
+    while (to < v.length && !/\s/.test(v[to])) to++;
+    var w = v.slice(from, to).replace(/\s+/g, ' ').trim();
+    if (el.scrollTop <= 0 || w.length <= 120) return clean(w);
+    w = w.slice(w.length - 120);
+    var sp = w.indexOf(' ');
+    return sp >= 0 ? w.slice(sp + 1) : w;
+  }
+
   // labelText is the text of the field's label: one bound to it, else a
   // label just before it that is bound to nothing (MiniWoB++'s login-user
   // writes <label>Username</label><input>, which a reader of the page takes
@@ -295,7 +316,8 @@
       };
       e.context = contextOf(el, e.text, query, texts);
       if (el.id) e.domId = el.id.slice(0, 100);
-      if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') e.value = clean(el.value);
+      if (el.tagName === 'INPUT' || el.tagName === 'SELECT') e.value = clean(el.value);
+      if (el.tagName === 'TEXTAREA') e.value = inView(el);
       if (el.type === 'checkbox' || el.type === 'radio') e.checked = !!el.checked;
       // A label is as checked as its box: clicking the label ticks it, and a
       // policy that clicks labels must see what it did (click-checkboxes'

@@ -1,0 +1,4 @@
+-- keyboard_type (issue 37): text typed as key presses into the focused
+-- element, for pages that listen for keys. Widening an Enum8 only adds a name.
+ALTER TABLE {db}.actions MODIFY COLUMN action_type Enum8('unspecified' = 0, 'noop' = 1, 'click' = 2, 'fill' = 3, 'select_option' = 4, 'scroll' = 5, 'press' = 6, 'goto' = 7, 'go_back' = 8, 'send_msg_to_user' = 9, 'mouse_click' = 10, 'dblclick' = 11, 'hover' = 12, 'drag_and_drop' = 13, 'mouse_drag_and_drop' = 14, 'mouse_move' = 15, 'keyboard_type' = 16);
+ALTER TABLE {db}.transitions MODIFY COLUMN action_type Enum8('unspecified' = 0, 'noop' = 1, 'click' = 2, 'fill' = 3, 'select_option' = 4, 'scroll' = 5, 'press' = 6, 'goto' = 7, 'go_back' = 8, 'send_msg_to_user' = 9, 'mouse_click' = 10, 'dblclick' = 11, 'hover' = 12, 'drag_and_drop' = 13, 'mouse_drag_and_drop' = 14, 'mouse_move' = 15, 'keyboard_type' = 16);
