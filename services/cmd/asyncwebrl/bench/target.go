@@ -85,6 +85,38 @@ type targetWatch struct {
 	atSteps int
 	newest  uint64
 	done    bool
+	// trained sums the training metrics of the versions published (one
+	// weights event each), for their means.
+	trained versionMetrics
+}
+
+// versionMetrics sums what each published version trained on: its clip
+// fraction (the share of samples whose ratio the clip held), the mean
+// staleness of its samples in versions, and the share of samples whose
+// behaviour weight was capped (the decoupled objective's, 0 in the plain
+// one).
+type versionMetrics struct {
+	n                       int
+	clip, staleness, capped float64
+}
+
+func (m *versionMetrics) add(metrics map[string]float64) {
+	if _, ok := metrics["clip_frac"]; !ok {
+		return // a version without an update (the initial one)
+	}
+	m.n++
+	m.clip += metrics["clip_frac"]
+	m.staleness += metrics["staleness"]
+	m.capped += metrics["behaviour_capped"]
+}
+
+// means returns the means over the versions counted (zero without one).
+func (m versionMetrics) means() (clip, staleness, capped float64) {
+	if m.n == 0 {
+		return 0, 0, 0
+	}
+	n := float64(m.n)
+	return m.clip / n, m.staleness / n, m.capped / n
 }
 
 func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
@@ -107,6 +139,9 @@ func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.
 				case cat.Name(topics.Weights):
 					if ev, err := eventspb.DecodeWeights(r.Value); err == nil {
 						w.mu.Lock()
+						if ev.GetVersion() > w.newest {
+							w.trained.add(ev.GetMetrics())
+						}
 						w.newest = max(w.newest, ev.GetVersion())
 						w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
 						w.mu.Unlock()
@@ -192,6 +227,7 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 	r.curve = w.stats.Curve(eventspb.Tier(w.bt.tier), true, w.bt.window, 15*time.Second, end)
 	r.propagation = w.stats.PropagationDelays()
 	r.finalRate, r.finalN = fin.Value(), fin.N
+	r.clipFrac, r.staleness, r.behaviourCapped = w.trained.means()
 	if w.done {
 		r.toTarget, r.episodes, r.steps = w.at, w.atEps, w.atSteps
 	} else {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -84,5 +85,21 @@ func TestTargetWatchHeld(t *testing.T) {
 	w.add(&eventspb.Episode{Envelope: at(time.Hour), Tier: eventspb.Tier_TIER_EASY, Split: eventspb.Split_SPLIT_TEST, Length: 3, Aborted: true})
 	if r := w.result("async", time.Hour); r.allSteps != 11*20 {
 		t.Errorf("all steps %d, want %d (the aborted episode left out)", r.allSteps, 11*20)
+	}
+}
+
+// The means of what the versions trained on leave out a version without
+// an update (no clip_frac: the initial weights).
+func TestVersionMetrics(t *testing.T) {
+	var m versionMetrics
+	if c, s, b := m.means(); c != 0 || s != 0 || b != 0 {
+		t.Errorf("no version: %g %g %g, want zeros", c, s, b)
+	}
+	m.add(map[string]float64{"loss": 1})
+	m.add(map[string]float64{"clip_frac": 0.2, "staleness": 1, "behaviour_capped": 0.01})
+	m.add(map[string]float64{"clip_frac": 0.1, "staleness": 2})
+	c, s, b := m.means()
+	if m.n != 2 || math.Abs(c-0.15) > 1e-12 || s != 1.5 || math.Abs(b-0.005) > 1e-12 {
+		t.Errorf("n %d, means %g %g %g; want 2 versions, 0.15 1.5 0.005", m.n, c, s, b)
 	}
 }

@@ -47,7 +47,10 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   Prints per run the wall time to the target, the episodes and env steps to
   it, steps/s, CPU utilization (cpu: this process and its Chromium processes
   over wall time and cores; machine: the whole machine's busy share, the
-  broker included) and the versions published. Then per mode, over its runs:
+  broker included), the versions published, and their means of what each
+  trained on: the clip fraction, the samples' staleness (in versions) and
+  the share of samples whose behaviour weight was capped (the decoupled
+  objective's; 0 under -algo ppo-plain). Then per mode, over its runs:
   how many reached the target, and the median wall time and env steps to it,
   each with a 95% percentile-bootstrap interval (10000 resamples of the runs,
   with a fixed seed: the same runs print the same intervals; none with one
@@ -85,19 +88,22 @@ an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 
 // trainRun is one run of bench train.
 type trainRun struct {
-	mode              string
-	reached           bool
-	toTarget, wall    time.Duration
-	episodes, steps   int // to the target (or the cap)
-	allSteps          int
-	cpu               float64
-	machine           float64 // the whole machine's busy share; 0 where not measured
-	versions          uint64
-	finalRate         float64
-	finalN            int
-	seed              int // run k of each mode has seed k
-	stepsPerSecond    float64
-	episodesPerSecond float64
+	mode            string
+	reached         bool
+	toTarget, wall  time.Duration
+	episodes, steps int // to the target (or the cap)
+	allSteps        int
+	cpu             float64
+	machine         float64 // the whole machine's busy share; 0 where not measured
+	versions        uint64
+	// clipFrac, staleness and behaviourCapped are means over the
+	// versions the run published (versionMetrics).
+	clipFrac, staleness, behaviourCapped float64
+	finalRate                            float64
+	finalN                               int
+	seed                                 int // run k of each mode has seed k
+	stepsPerSecond                       float64
+	episodesPerSecond                    float64
 	// cell is the sweep's cell the run belongs to.
 	cell trainCell
 	// curve is the tier's held-out success over the run (bench report's
@@ -418,14 +424,14 @@ func freeLoopbackPort() (int, error) {
 // printTrainRuns prints a table of runs.
 func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\theld-out at end\t\n", 100*bt.target)
+	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\tclip\tstaleness\tcapped\theld-out at end\t\n", 100*bt.target)
 	for _, r := range runs {
 		tt := r.toTarget.Round(time.Second).String()
 		if !r.reached {
 			tt = "not reached in " + tt
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
-			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, 100*r.finalRate, r.finalN)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.1f%%\t%.2f\t%.1f%%\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
+			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, 100*r.clipFrac, r.staleness, 100*r.behaviourCapped, 100*r.finalRate, r.finalN)
 	}
 	_ = tw.Flush()
 }
