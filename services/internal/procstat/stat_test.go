@@ -2,9 +2,11 @@ package procstat
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStatOfThisProcess(t *testing.T) {
@@ -57,5 +59,28 @@ func TestMachineOnThisHost(t *testing.T) {
 	m := Machine()
 	if m.Total == 0 || m.Busy > m.Total {
 		t.Fatalf("Machine() = %+v: want a total and busy within it", m)
+	}
+}
+
+// A child's time counts in its parent's tree, while it runs and once
+// reaped.
+func TestTreeCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no /proc")
+	}
+	if TreeCPU(-1) != 0 {
+		t.Error("time for pid -1")
+	}
+	before := TreeCPU(os.Getpid())
+	// A child that burns about 0.3 s of CPU, then exits and is reaped.
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no sh:", err)
+	}
+	own := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	after := TreeCPU(os.Getpid())
+	// Ticks are 10 ms: the tree gained the child's time, to a tick.
+	if got := after - before; got+20*time.Millisecond < own {
+		t.Errorf("the tree gained %s, the reaped child used %s", got, own)
 	}
 }

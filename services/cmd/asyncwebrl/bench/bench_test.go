@@ -290,7 +290,7 @@ func TestRolloutSweep(t *testing.T) {
 // bench report's sections and plots: a bad section is a usage error; the
 // rollout and train plots are written and linked from the document.
 func TestBenchReportPlots(t *testing.T) {
-	if got, err := parseSections(""); err != nil || len(got) != 4 {
+	if got, err := parseSections(""); err != nil || len(got) != 5 {
 		t.Fatalf("default sections %v, %v", got, err)
 	}
 	if got, err := parseSections("train, joiner"); err != nil || !slices.Equal(got, []string{"train", "joiner"}) {

@@ -19,12 +19,17 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/reporter/chart"
 )
 
-const benchReportUsage = `Usage: asyncwebrl bench report [--sections rollout,train,joiner,recorder] [flags]
+const benchReportUsage = `Usage: asyncwebrl bench report [--sections rollout,pipeline,train,joiner,recorder] [flags]
   Runs the benchmarks with short settings, one after the other, and writes
   one document with their plots: <run-dir>/bench/<time>/report.md.
     rollout   bench rollout --profile none --executors 4,8,16 --modes async,sync,raw
               --duration 20s --warmup 5s: steps/s and CPU by executor count and
               mode (plots), the efficiency, async/sync and async/raw
+    pipeline  bench pipeline --duration 2m --warmup 45s: make run's job, each
+              target a process, beside the rollout alone: its episodes/s and
+              steps/s, and each component's share of the machine (actor with
+              its browsers, learner, joiner, recorder, webenv, broker,
+              ClickHouse, the rest)
     train     bench train --modes async,sync --seeds 1 --cap 10m: time to the easy
               tier's held-out target, async against sync, one run each (bench
               train alone defaults to 5 seeds and gives intervals), with both
@@ -38,7 +43,7 @@ const benchReportUsage = `Usage: asyncwebrl bench report [--sections rollout,tra
   A section that fails is reported with its error; the others still run.
   Each bench alone takes more flags (asyncwebrl bench <name> -help) and
   longer, steadier settings; this is the one-command overview.
-  --sections S   the sections to run, comma-separated (default all four)
+  --sections S   the sections to run, comma-separated (default all five)
 Flags: the binary's flags (-brokers, -executors for train, -run-dir, ...), given to
 every section.
 `
@@ -53,6 +58,7 @@ type reportSection struct {
 // reportSections are bench report's sections, in order.
 var reportSections = []reportSection{
 	{"rollout", []string{"--profile", "none", "--executors", "4,8,16", "--modes", "async,sync,raw", "--duration", "20s", "--warmup", "5s"}},
+	{"pipeline", []string{"--duration", "2m", "--warmup", "45s"}},
 	// One seed: the overview's train section stays within two caps.
 	{"train", []string{"--modes", "async,sync", "--seeds", "1", "--cap", "10m"}},
 	{"joiner", []string{"--events", "50000"}},
@@ -84,6 +90,7 @@ func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "# Bench report %s\n\n%d cores (%s/%s), broker %s, %d executors for train. Short settings: each bench alone (`asyncwebrl bench <name> -help`) takes longer, steadier ones.\n\n",
 		stamp, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, strings.Join(cfg.Brokers, ","), cfg.Actor.Executors)
+	var rollouts []rolloutSummary // the pipeline section's baseline
 	for _, sec := range reportSections {
 		if !slices.Contains(want, sec.name) {
 			continue
@@ -98,7 +105,13 @@ func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer
 		case "rollout":
 			var sums []rolloutSummary
 			if sums, secErr = benchRollout(ctx, cmdArgs, w, stderr); len(sums) > 0 {
+				rollouts = sums
 				secErr = errors.Join(secErr, rolloutPlots(&doc, dir, sums))
+			}
+		case "pipeline":
+			var ps *pipelineShare
+			if ps, secErr = benchPipeline(ctx, cmdArgs, w, stderr); ps != nil {
+				pipelineTable(&doc, ps, rollouts)
 			}
 		case "train":
 			var runs []trainRun
@@ -136,12 +149,12 @@ func runBenchReport(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func parseSections(v string) ([]string, error) {
 	if strings.TrimSpace(v) == "" {
-		return []string{"rollout", "train", "joiner", "recorder"}, nil
+		return []string{"rollout", "pipeline", "train", "joiner", "recorder"}, nil
 	}
 	var out []string
 	for _, s := range config.SplitList(v) {
 		if !slices.ContainsFunc(reportSections, func(r reportSection) bool { return r.name == s }) {
-			return nil, fmt.Errorf("invalid --sections %q: %q is not one of rollout, train, joiner, recorder", v, s)
+			return nil, fmt.Errorf("invalid --sections %q: %q is not one of rollout, pipeline, train, joiner, recorder", v, s)
 		}
 		out = append(out, s)
 	}
@@ -235,4 +248,38 @@ func trainPlots(doc *strings.Builder, dir string, runs []trainRun) error {
 		doc.WriteString("![weight propagation](propagation.png)\n\n")
 	}
 	return nil
+}
+
+// pipelineTable adds the full pipeline's throughput beside the rollout
+// alone (the rollout section's async run at the executor count nearest
+// the pipeline's, when it ran) and each component's share of the machine.
+func pipelineTable(doc *strings.Builder, ps *pipelineShare, rollouts []rolloutSummary) {
+	executors := ps.executors
+	fmt.Fprintf(doc, "| | episodes/s | env steps/s |\n|---|---|---|\n| full pipeline, %d executors | %.2f | %.1f |\n", executors, ps.episodesPerSecond, ps.stepsPerSecond)
+	best := -1
+	for i, s := range rollouts {
+		if len(s.steps[actor.ModeAsync]) == 0 {
+			continue
+		}
+		if best < 0 || abs(s.executors-executors) < abs(rollouts[best].executors-executors) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		r := rollouts[best]
+		fmt.Fprintf(doc, "| rollout alone (async, %d executors, profile %s) | %.2f | %.1f |\n", r.executors, r.profile,
+			median(r.eps[actor.ModeAsync]), median(r.steps[actor.ModeAsync]))
+	}
+	fmt.Fprintf(doc, "\n| component | cores | share of the machine's busy time |\n|---|---|---|\n")
+	for _, sr := range ps.rows() {
+		fmt.Fprintf(doc, "| %s | %.2f | %s |\n", sr.name, sr.cores, sr.share)
+	}
+	fmt.Fprintln(doc)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
