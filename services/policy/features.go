@@ -548,6 +548,30 @@ func (z *featurizer) typingDone() {
 	// 150: all 24 actions of the 4 failed greedy episodes were FILL, 47 of
 	// 49 of the 9 failed sampled ones, and half of the successful greedy
 	// episodes' actions). With no value left to type, both features hold.
+	//
+	// An instruction that quotes nothing names no value to check the
+	// fields against (copy-text: "Copy the code shown below into the box
+	// and press Send."): typing is done when every text field holds
+	// something (features v19). Without it a filled box looked like an
+	// empty one but for its value's own columns, and on copy-text's
+	// held-out site the greedy policy typed the code and never pressed the
+	// button (28 of 32 failed episodes after the hour at b27001a).
+	if len(quoteWords) == 0 {
+		fields, filled := 0, 0
+		for _, el := range els {
+			if roleClass(el.GetRole()) == roleTextbox {
+				fields++
+				if strings.TrimSpace(el.GetValue()) != "" {
+					filled++
+				}
+			}
+		}
+		done := bool01(fields > 0 && filled == fields)
+		for e := range els {
+			f.ElemFeats[e*F+efQuotesTyped] = done
+			f.ElemFeats[e*F+efFieldsTyped] = done
+		}
+	}
 	if len(quoteWords) > 0 {
 		values := slices.DeleteFunc(slices.Clone(quoteWords), func(q []string) bool {
 			for e, el := range els {
