@@ -547,6 +547,7 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL,
 			"behaviour_weight": st.BehaviourWeight, "behaviour_capped": st.BehaviourCapped,
 			"staleness": st.Staleness, "max_staleness": st.MaxStaleness,
+			"policy_samples": float64(st.Policy), "demo_in_batch": float64(st.Demo),
 			"samples": float64(s.ingested.Load()), "demo_samples": float64(s.demoIn.Load()), "replay": float64(s.replay.len()),
 			"versions_behind": behind,
 		},

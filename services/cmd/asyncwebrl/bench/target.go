@@ -90,19 +90,21 @@ type targetWatch struct {
 	trained versionMetrics
 }
 
-// versionMetrics sums what each published version trained on: its clip
-// fraction (the share of samples whose ratio the clip held), the mean
-// staleness of its samples in versions, and the share of samples whose
-// behaviour weight was capped (the decoupled objective's, 0 in the plain
-// one).
+// versionMetrics sums what each published version trained on (its last
+// update's): its clip fraction (the share of samples whose ratio the clip
+// held), the mean staleness of its samples in versions, and the share of
+// samples whose behaviour weight was capped (the decoupled objective's, 0
+// in the plain one). Versions whose update had no policy sample (the
+// behaviour-cloning warm start, or the initial weights) are left out: they
+// clip nothing and are never stale.
 type versionMetrics struct {
 	n                       int
 	clip, staleness, capped float64
 }
 
 func (m *versionMetrics) add(metrics map[string]float64) {
-	if _, ok := metrics["clip_frac"]; !ok {
-		return // a version without an update (the initial one)
+	if metrics["policy_samples"] <= 0 {
+		return
 	}
 	m.n++
 	m.clip += metrics["clip_frac"]

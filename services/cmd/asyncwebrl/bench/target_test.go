@@ -88,16 +88,17 @@ func TestTargetWatchHeld(t *testing.T) {
 	}
 }
 
-// The means of what the versions trained on leave out a version without
-// an update (no clip_frac: the initial weights).
+// The means of what the versions trained on leave out a version whose
+// update had no policy sample (the initial weights, behaviour cloning).
 func TestVersionMetrics(t *testing.T) {
 	var m versionMetrics
 	if c, s, b := m.means(); c != 0 || s != 0 || b != 0 {
 		t.Errorf("no version: %g %g %g, want zeros", c, s, b)
 	}
 	m.add(map[string]float64{"loss": 1})
-	m.add(map[string]float64{"clip_frac": 0.2, "staleness": 1, "behaviour_capped": 0.01})
-	m.add(map[string]float64{"clip_frac": 0.1, "staleness": 2})
+	m.add(map[string]float64{"bc_loss": 2, "clip_frac": 0, "demo_in_batch": 64})
+	m.add(map[string]float64{"clip_frac": 0.2, "staleness": 1, "behaviour_capped": 0.01, "policy_samples": 48})
+	m.add(map[string]float64{"clip_frac": 0.1, "staleness": 2, "policy_samples": 64})
 	c, s, b := m.means()
 	if m.n != 2 || math.Abs(c-0.15) > 1e-12 || s != 1.5 || math.Abs(b-0.005) > 1e-12 {
 		t.Errorf("n %d, means %g %g %g; want 2 versions, 0.15 1.5 0.005", m.n, c, s, b)
