@@ -245,6 +245,32 @@ func TestBenchTrainSummary(t *testing.T) {
 		!strings.Contains(lines[1], "84%") || !strings.Contains(lines[1], "99%") || !strings.Contains(lines[2], " -") {
 		t.Errorf("runs lack their machine share:\n%s", out.String())
 	}
+	// With demonstrations, a run at its target before its first
+	// policy-gradient version was taken there by behaviour cloning: marked,
+	// and the summary warns; one whose RL came first, or without demos, is
+	// not.
+	bc := trainRun{mode: "sync", reached: true, demos: true, toTarget: 3 * time.Minute, rlAt: 4 * time.Minute}
+	rl := trainRun{mode: "async", reached: true, demos: true, toTarget: 3 * time.Minute, rlAt: 2 * time.Minute, rlVersions: 5}
+	never := trainRun{mode: "async", reached: true, demos: true, toTarget: 3 * time.Minute}
+	noDemos := trainRun{mode: "async", reached: true, toTarget: 3 * time.Minute}
+	if !bc.beforeRL() || rl.beforeRL() || !never.beforeRL() || noDemos.beforeRL() {
+		t.Errorf("before RL: BC %v, RL first %v, no RL %v, no demos %v; want true false true false", bc.beforeRL(), rl.beforeRL(), never.beforeRL(), noDemos.beforeRL())
+	}
+	out.Reset()
+	printTrainRuns(&out, []trainRun{rl, bc}, bt)
+	if lines := strings.Split(out.String(), "\n"); !strings.Contains(lines[1], " 2m0s ") || strings.Contains(lines[1], "(BC)") || !strings.Contains(lines[2], "3m0s (BC)") {
+		t.Errorf("runs' RL start and mark:\n%s", out.String())
+	}
+	out.Reset()
+	printTrainSummary(&out, []trainRun{rl, bc}, bt)
+	if !strings.Contains(out.String(), "warning: runs at the target before their first policy-gradient update (1 sync, marked (BC))") {
+		t.Errorf("no warning for the BC run:\n%s", out.String())
+	}
+	out.Reset()
+	printTrainSummary(&out, []trainRun{rl, noDemos}, bt)
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("a warning without a BC run:\n%s", out.String())
+	}
 }
 
 // --executors takes a sweep; the efficiency is async steps/s over N times

@@ -86,8 +86,10 @@ type targetWatch struct {
 	newest  uint64
 	done    bool
 	// trained sums the training metrics of the versions published (one
-	// weights event each), for their means.
+	// weights event each), for their means; rlAt is when the first version
+	// with a policy-gradient update came out (0: none yet).
 	trained versionMetrics
+	rlAt    time.Duration
 }
 
 // versionMetrics sums what each published version trained on (its last
@@ -143,6 +145,9 @@ func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.
 						w.mu.Lock()
 						if ev.GetVersion() > w.newest {
 							w.trained.add(ev.GetMetrics())
+							if w.rlAt == 0 && ev.GetMetrics()["policy_samples"] > 0 {
+								w.rlAt = max(time.Unix(0, ev.GetCreatedAtUnixNano()).Sub(w.start), time.Nanosecond)
+							}
 						}
 						w.newest = max(w.newest, ev.GetVersion())
 						w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
@@ -230,6 +235,7 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 	r.propagation = w.stats.PropagationDelays()
 	r.finalRate, r.finalN = fin.Value(), fin.N
 	r.clipFrac, r.staleness, r.behaviourCapped = w.trained.means()
+	r.rlVersions, r.rlAt = w.trained.n, w.rlAt
 	if w.done {
 		r.toTarget, r.episodes, r.steps = w.at, w.atEps, w.atSteps
 	} else {

@@ -50,7 +50,11 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   broker included), the versions published, and their means of what each
   trained on: the clip fraction, the samples' staleness (in versions) and
   the share of samples whose behaviour weight was capped (the decoupled
-  objective's; 0 under -algo ppo-plain). Then per mode, over its runs:
+  objective's; 0 under -algo ppo-plain), all over the versions with a
+  policy-gradient update, and when the first of those came out (RL from).
+  With -demos, a run at its target before then is marked (BC) and the
+  summary warns: the behaviour-cloning warm start, which does not depend on
+  the rollout's mode, took it there. Then per mode, over its runs:
   how many reached the target, and the median wall time and env steps to it,
   each with a 95% percentile-bootstrap interval (10000 resamples of the runs,
   with a fixed seed: the same runs print the same intervals; none with one
@@ -99,11 +103,19 @@ type trainRun struct {
 	// clipFrac, staleness and behaviourCapped are means over the
 	// versions the run published (versionMetrics).
 	clipFrac, staleness, behaviourCapped float64
-	finalRate                            float64
-	finalN                               int
-	seed                                 int // run k of each mode has seed k
-	stepsPerSecond                       float64
-	episodesPerSecond                    float64
+	// rlVersions counts the versions with a policy-gradient update, and
+	// rlAt is when the first came out (0: none): a run at its target
+	// before it measured the behaviour-cloning warm start, not RL.
+	rlVersions int
+	rlAt       time.Duration
+	// demos: the run had demonstrations (-demos), so its target may come
+	// from behaviour cloning.
+	demos             bool
+	finalRate         float64
+	finalN            int
+	seed              int // run k of each mode has seed k
+	stepsPerSecond    float64
+	episodesPerSecond float64
 	// cell is the sweep's cell the run belongs to.
 	cell trainCell
 	// curve is the tier's held-out success over the run (bench report's
@@ -200,7 +212,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 				if err != nil {
 					return nil, err
 				}
-				r.seed, r.cell = seed, cell
+				r.seed, r.cell, r.demos = seed, cell, ccfg.Learner.Demos > 0 && ccfg.Learner.BCUpdates > 0
 				cellRuns = append(cellRuns, r)
 				printTrainRuns(stdout, cellRuns[len(cellRuns)-1:], bt)
 			}
@@ -424,14 +436,20 @@ func freeLoopbackPort() (int, error) {
 // printTrainRuns prints a table of runs.
 func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\tclip\tstaleness\tcapped\theld-out at end\t\n", 100*bt.target)
+	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\tRL from\tclip\tstaleness\tcapped\theld-out at end\t\n", 100*bt.target)
 	for _, r := range runs {
 		tt := r.toTarget.Round(time.Second).String()
 		if !r.reached {
 			tt = "not reached in " + tt
+		} else if r.beforeRL() {
+			tt += " (BC)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%.1f%%\t%.2f\t%.1f%%\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
-			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, 100*r.clipFrac, r.staleness, 100*r.behaviourCapped, 100*r.finalRate, r.finalN)
+		rl := "none"
+		if r.rlAt > 0 {
+			rl = r.rlAt.Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%s\t%.1f%%\t%.2f\t%.1f%%\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
+			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, rl, 100*r.clipFrac, r.staleness, 100*r.behaviourCapped, 100*r.finalRate, r.finalN)
 	}
 	_ = tw.Flush()
 }
@@ -443,4 +461,12 @@ func seedRange(first uint64, n int) string {
 		return fmt.Sprint(first)
 	}
 	return fmt.Sprintf("%d-%d", first, first+uint64(n)-1)
+}
+
+// beforeRL reports whether the run reached its target before its first
+// policy-gradient version: with demonstrations, the behaviour-cloning warm
+// start took it there, which both modes do alike, whatever their rollout.
+// (Without demonstrations every update is a policy-gradient one.)
+func (r trainRun) beforeRL() bool {
+	return r.demos && r.reached && (r.rlAt == 0 || r.toTarget < r.rlAt)
 }

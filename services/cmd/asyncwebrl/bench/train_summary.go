@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -70,6 +71,23 @@ func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
 			atLeast(mr.lowerBound(mr.times)), fmtSeconds(t), interval(n, fmtSeconds(tlo), fmtSeconds(thi)),
 			atLeast(mr.lowerBound(mr.steps)), s, interval(n, fmt.Sprintf("%.0f", slo), fmt.Sprintf("%.0f", shi)))
 	}
+	defer func() {
+		var bc []string
+		for _, m := range bt.modes {
+			n := 0
+			for _, r := range runs {
+				if r.mode == m && r.beforeRL() {
+					n++
+				}
+			}
+			if n > 0 {
+				bc = append(bc, fmt.Sprintf("%d %s", n, m))
+			}
+		}
+		if len(bc) > 0 {
+			fmt.Fprintf(stdout, "warning: runs at the target before their first policy-gradient update (%s, marked (BC)): the behaviour-cloning warm start took them there, so their times measure it, not RL; fewer -demos or -bc-updates, or a higher --target\n", strings.Join(bc, ", "))
+		}
+	}()
 	a, s := by["async"], by["sync"]
 	if a == nil || s == nil {
 		_ = tw.Flush()
