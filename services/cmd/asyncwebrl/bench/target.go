@@ -90,6 +90,9 @@ type targetWatch struct {
 	// with a policy-gradient update came out (0: none yet).
 	trained versionMetrics
 	rlAt    time.Duration
+	// ckpt keeps the versions and progress checkpoints need (nil
+	// without --eval-every).
+	ckpt *checkpointer
 }
 
 // versionMetrics sums what each published version trained on (its last
@@ -124,8 +127,12 @@ func (m versionMetrics) means() (clip, staleness, capped float64) {
 }
 
 func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
-	return &targetWatch{bt: bt, start: start, reached: make(chan struct{}), stats: reporter.NewStats(start),
+	w := &targetWatch{bt: bt, start: start, reached: make(chan struct{}), stats: reporter.NewStats(start),
 		judge: newHeldTarget(bt.target, bt.window, bt.hold)}
+	if bt.evalEvery > 0 {
+		w.ckpt = newCheckpointer(bt.evalEvery)
+	}
+	return w
 }
 
 func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
@@ -145,9 +152,11 @@ func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.
 						w.mu.Lock()
 						if ev.GetVersion() > w.newest {
 							w.trained.add(ev.GetMetrics())
+							at := time.Unix(0, ev.GetCreatedAtUnixNano()).Sub(w.start)
 							if w.rlAt == 0 && ev.GetMetrics()["policy_samples"] > 0 {
-								w.rlAt = max(time.Unix(0, ev.GetCreatedAtUnixNano()).Sub(w.start), time.Nanosecond)
+								w.rlAt = max(at, time.Nanosecond)
 							}
+							w.ckpt.addVersion(at, ev.GetVersion(), ev.GetOnnx())
 						}
 						w.newest = max(w.newest, ev.GetVersion())
 						w.stats.AddWeights(ev.GetVersion(), time.Unix(0, ev.GetCreatedAtUnixNano()))
@@ -187,6 +196,7 @@ func (w *targetWatch) add(ep *eventspb.Episode) {
 	}
 	w.episodes++
 	w.steps += int(ep.GetLength())
+	w.ckpt.addProgress(time.Unix(0, ep.GetEnvelope().GetProducedAtUnixNano()).Sub(w.start), w.episodes, w.steps)
 	// Only a held-out episode of the judged tier can move the target.
 	if w.done || !counted || ep.GetSplit() != eventspb.Split_SPLIT_TEST || ep.GetTier() != eventspb.Tier(w.bt.tier) {
 		return
@@ -242,5 +252,22 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 		// A stretch still unconfirmed at the cap does not count.
 		r.toTarget, r.episodes, r.steps = wall, w.episodes, w.steps
 	}
+	r.rolloutReached, r.rolloutAt = r.reached, r.toTarget
+	r.checkpoints = w.ckpt.list(wall)
 	return r
+}
+
+// judgeCheckpoints makes the evaluated checkpoints the run's judge: the
+// time, episodes and steps to the first checkpoint at the target that the
+// next confirms, or the whole run when none is.
+func (r *trainRun) judgeCheckpoints(target float64) {
+	if k, ok := checkpointTarget(r.checkpoints, target); ok {
+		cp := r.checkpoints[k]
+		r.reached, r.toTarget, r.episodes, r.steps = true, cp.at, cp.episodes, cp.steps
+		return
+	}
+	r.reached, r.toTarget, r.steps = false, r.wall, r.allSteps
+	if n := len(r.checkpoints); n > 0 {
+		r.episodes = r.checkpoints[n-1].episodes
+	}
 }

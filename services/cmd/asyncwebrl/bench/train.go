@@ -24,7 +24,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [--eval-every D] [--eval-episodes N] [flags]
   Time to skill, asynchronous against synchronous RL. Trains the policy
   from random init K times per mode, each run on fresh topics, with the
   same executors, latency profile, learner settings and curriculum, the
@@ -40,10 +40,21 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   has seed k (-seed: the policy's initialisation, the learner's replay and
   curriculum, the actors' sampling, the web server's delays), in async and
   sync alike; -seed S shifts them to S..S+K-1.
-  The target: the greedy held-out success of tier T over the last N episodes
-  reaches F and stays at or above F for H consecutive held-out episodes (a
-  lucky window does not count); the time to the target is when that stretch
-  began, and a run stops once it has held, or at the cap.
+  The target is judged on checkpoints, off the training clock: the newest
+  version at every D of the run (--eval-every) is evaluated after the run,
+  with the pipeline stopped, greedily on the same held-out episodes for
+  every checkpoint, mode and seed (N per task, 8 executors, as replay eval
+  runs them), and the time to the target is the first checkpoint whose
+  success reaches F while the next one's does too. Why not the run's own
+  held-out episodes: a fifth of each mode's episodes, they fill the judge's
+  window as fast as the mode runs episodes, so a faster mode was also
+  judged sooner (at 24 executors under web, async confirmed a skill ~50 s
+  after its policy had it, sync ~2 minutes after). The run's own judge
+  still stops a run: once the greedy held-out success over its last N
+  episodes reaches F and stays there for H more (a lucky window does not
+  count), the run goes on for one more checkpoint and stops, else at the
+  cap; it is printed beside (rollout judge), and is the judge with
+  --eval-every 0.
   Prints per run the wall time to the target, the episodes and env steps to
   it, steps/s, CPU utilization (cpu: this process and its Chromium processes
   over wall time and cores; machine: the whole machine's busy share, the
@@ -85,6 +96,10 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
                  runs its K seeds per mode, and a last table gives sync/async per cell
   --plot F       with a sweep, also draw sync/async per cell against the profile's
                  median server delay, a line per executor count, to PNG file F
+  --eval-every D the checkpoints' interval (default 1m; 0: judge the target on
+                 the run's own held-out episodes, as before 12-05)
+  --eval-episodes N
+                 held-out episodes per task of each checkpoint (default 10)
 Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
 an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 -batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
@@ -110,7 +125,13 @@ type trainRun struct {
 	rlAt       time.Duration
 	// demos: the run had demonstrations (-demos), so its target may come
 	// from behaviour cloning.
-	demos             bool
+	demos bool
+	// rolloutReached and rolloutAt are the target as the run's own greedy
+	// held-out episodes judged it; with --eval-every, checkpoints are the
+	// run's evaluated checkpoints and judge reached and toTarget.
+	rolloutReached    bool
+	rolloutAt         time.Duration
+	checkpoints       []checkpoint
 	finalRate         float64
 	finalN            int
 	seed              int // run k of each mode has seed k
@@ -136,7 +157,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
@@ -185,6 +206,10 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	}
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %s executors, latency %s, %d cores, learner %s, algo %s, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
+	if bt.evalEvery > 0 {
+		fmt.Fprintf(stdout, "bench train: the target judged on checkpoints every %s (the newest version, evaluated after the run on %d held-out episodes a task, seeds from %d, %d executors); the run's own judge above stops a run\n",
+			bt.evalEvery, bt.evalEpisodes, evalSeedBase, evalExecutors)
+	}
 	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
 		fmt.Fprintf(stdout, "async learner: max staleness %g versions (the scheduler's bound), max policy lag %d (0: off)\n", l.MaxStaleness, l.MaxPolicyLag)
 	}
@@ -255,12 +280,18 @@ type trainFlags struct {
 	latencies []string
 	executors []int
 	plot      string
+	// evalEvery: the checkpoints' interval (default 1m; 0: the target is
+	// judged on the rollout's own held-out episodes); evalEpisodes: held-out
+	// episodes per task of each checkpoint's evaluation (default 10).
+	evalEvery    time.Duration
+	evalEpisodes int
 }
 
 func parseTrainFlags(vals map[string]string) (trainFlags, error) {
-	bt := trainFlags{modes: []string{"async", "sync"}, seeds: 5, window: 40, hold: 20, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute}
+	bt := trainFlags{modes: []string{"async", "sync"}, seeds: 5, window: 40, hold: 20, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute,
+		evalEvery: time.Minute, evalEpisodes: 10}
 	var err error
-	ints := map[string]*int{"seeds": &bt.seeds, "window": &bt.window, "hold": &bt.hold}
+	ints := map[string]*int{"seeds": &bt.seeds, "window": &bt.window, "hold": &bt.hold, "eval-episodes": &bt.evalEpisodes}
 	if v, ok := vals["repeat"]; ok {
 		// The old name keeps old commands working; with both, which one
 		// was meant is unclear.
@@ -333,6 +364,11 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --cap %q: want a positive duration like 20m", v)
 		}
 	}
+	if v, ok := vals["eval-every"]; ok {
+		if bt.evalEvery, err = time.ParseDuration(v); err != nil || bt.evalEvery < 0 || bt.evalEvery > 0 && bt.evalEvery < 10*time.Second {
+			return bt, fmt.Errorf("invalid --eval-every %q: want 0 (judge the rollout's own held-out episodes) or a duration of at least 10s", v)
+		}
+	}
 	return bt, nil
 }
 
@@ -388,6 +424,7 @@ func trainOnce(ctx context.Context, build Pipeline, base *config.Config, f *kafk
 	capT := time.NewTimer(bt.cap)
 	defer capT.Stop()
 	var runErr error
+	reached := w.reached
 loop:
 	for {
 		select {
@@ -398,8 +435,13 @@ loop:
 			break loop
 		case runErr = <-watchErr:
 			break loop
-		case <-w.reached:
-			break loop
+		case <-reached:
+			if bt.evalEvery <= 0 {
+				break loop
+			}
+			// One more checkpoint: the one after the crossing confirms it.
+			reached = nil
+			capT.Reset(min(bt.evalEvery+time.Second, max(0, bt.cap-time.Since(start))))
 		case <-capT.C:
 			break loop
 		case <-tick.C:
@@ -419,6 +461,14 @@ loop:
 	}
 	r := w.result(mode, wall)
 	r.cpu, r.machine = cpu, machine
+	if bt.evalEvery > 0 {
+		fmt.Fprintf(stdout, "  %s: evaluating its checkpoints (every %s, %d held-out episodes a task, %d executors)...\n", mode, bt.evalEvery, bt.evalEpisodes, evalExecutors)
+		if err := evaluateCheckpoints(ctx, &cfg, f, bt, id, fmt.Sprintf("%s%d", mode, seed), r.checkpoints); err != nil {
+			return trainRun{}, err
+		}
+		r.judgeCheckpoints(bt.target)
+		fmt.Fprintf(stdout, "  %s: checkpoints %s\n", mode, fmtCheckpoints(r.checkpoints))
+	}
 	return r, nil
 }
 
@@ -436,7 +486,7 @@ func freeLoopbackPort() (int, error) {
 // printTrainRuns prints a table of runs.
 func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\tRL from\tclip\tstaleness\tcapped\theld-out at end\t\n", 100*bt.target)
+	fmt.Fprintf(tw, "seed\tmode\ttime to %.0f%%\trollout judge\tepisodes to it\tsteps to it\tsteps/s\tepisodes/s\tcpu\tmachine\tversions\tRL from\tclip\tstaleness\tcapped\theld-out at end\t\n", 100*bt.target)
 	for _, r := range runs {
 		tt := r.toTarget.Round(time.Second).String()
 		if !r.reached {
@@ -448,7 +498,11 @@ func printTrainRuns(stdout io.Writer, runs []trainRun, bt trainFlags) {
 		if r.rlAt > 0 {
 			rl = r.rlAt.Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%s\t%.1f%%\t%.2f\t%.1f%%\t%.0f%% of %d\t\n", r.seed, r.mode, tt, r.episodes, r.steps,
+		rj := r.rolloutAt.Round(time.Second).String()
+		if !r.rolloutReached {
+			rj = "not reached"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%.1f\t%.2f\t%.0f%%\t%s\t%d\t%s\t%.1f%%\t%.2f\t%.1f%%\t%.0f%% of %d\t\n", r.seed, r.mode, tt, rj, r.episodes, r.steps,
 			r.stepsPerSecond, r.episodesPerSecond, 100*r.cpu, pct(r.machine), r.versions, rl, 100*r.clipFrac, r.staleness, 100*r.behaviourCapped, 100*r.finalRate, r.finalN)
 	}
 	_ = tw.Flush()

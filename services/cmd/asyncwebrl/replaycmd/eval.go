@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -114,17 +115,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
 		cfg.Suite, strings.Join(where, "; "), episodes, policy, version, cat.Name(topics.Weights))
 	for _, g := range groups {
-		res := make([]evalResult, len(models))
+		res := make([]evalrun.Result, len(models))
 		for i, m := range models {
 			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
-			ec := evalConfig{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
+			ec := evalrun.Config{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
 				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i),
 				Sampled: m.onnx == nil, Keep: vals["keep"] == "true"}
 			name := policy
 			if m.onnx == nil {
 				name = "random-init"
 			}
-			if res[i], err = evaluate(ctx, ec, name, m.onnx); err != nil {
+			if res[i], err = evalrun.Evaluate(ctx, ec, name, m.onnx); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "  %s: %.0f%% in %s\n", m.label, 100*res[i].Rate(), res[i].Took.Round(time.Second))
@@ -209,7 +210,7 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 // raw reward), strict success (raw reward 1), success as raw reward > 0,
 // the mean time-decayed reward and the timeouts, with the published human
 // and CC-Net scores beside them.
-func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, label func(int) string) {
+func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalrun.Result, label func(int) string) {
 	miniwob := false
 	for _, fam := range res[0].Families() {
 		miniwob = miniwob || catalog.IsMiniWoB(fam)
@@ -284,7 +285,7 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalResult, lab
 
 // meanOver is the mean score of r over tasks, and how many of them beat
 // the published human score.
-func meanOver(r evalResult, tasks []string) string {
+func meanOver(r evalrun.Result, tasks []string) string {
 	if len(tasks) == 0 {
 		return "(no task)"
 	}

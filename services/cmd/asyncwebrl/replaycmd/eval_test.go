@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
@@ -107,7 +108,7 @@ func TestEvalFlagsRejected(t *testing.T) {
 // does not report; the development set's and the other tasks' means
 // follow.
 func TestEvalTablePublishedColumns(t *testing.T) {
-	res := evalResult{
+	res := evalrun.Result{
 		Success:  map[string]int{"miniwob/find-greatest": 4, "miniwob/click-test-transfer": 3},
 		Strict:   map[string]int{"miniwob/find-greatest": 1, "miniwob/click-test-transfer": 3},
 		Episodes: map[string]int{"miniwob/find-greatest": 4, "miniwob/click-test-transfer": 4},
@@ -116,7 +117,7 @@ func TestEvalTablePublishedColumns(t *testing.T) {
 		Decayed:  map[string]float64{"miniwob/find-greatest": 0.8},
 	}
 	var b strings.Builder
-	writeEvalTable(&b, catalog.Easy, []evalResult{res}, func(int) string { return "v9" })
+	writeEvalTable(&b, catalog.Easy, []evalrun.Result{res}, func(int) string { return "v9" })
 	md := b.String()
 	pub := catalog.MiniWoBPublishedScores()
 	human, _ := pub.Score("click-test-transfer", catalog.PublishedHuman)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
@@ -90,15 +91,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ec := evalConfig{Config: cfg, Factory: f, Episodes: episodes, SeedBase: 900000, Executors: cfg.Actor.Executors, Log: log}
+	ec := evalrun.Config{Config: cfg, Factory: f, Episodes: episodes, SeedBase: 900000, Executors: cfg.Actor.Executors, Log: log}
 	fmt.Fprintf(stdout, "evaluating %s and %s v%d on the held-out easy sites, %d episodes per family each\n", name, live, liveVersion, episodes)
 	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-new."
-	newRes, err := evaluate(ctx, ec, name, tr.ONNX)
+	newRes, err := evalrun.Evaluate(ctx, ec, name, tr.ONNX)
 	if err != nil {
 		return err
 	}
 	ec.Prefix = cfg.TopicPrefix + "eval-" + stamp + "-live."
-	liveRes, err := evaluate(ctx, ec, live, liveONNX)
+	liveRes, err := evalrun.Evaluate(ctx, ec, live, liveONNX)
 	if err != nil {
 		return err
 	}

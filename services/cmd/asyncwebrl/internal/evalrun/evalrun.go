@@ -1,4 +1,4 @@
-package replaycmd
+package evalrun
 
 import (
 	"cmp"
@@ -23,8 +23,8 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-// evalConfig sets up a held-out evaluation.
-type evalConfig struct {
+// Config sets up a held-out evaluation.
+type Config struct {
 	Config  *config.Config
 	Factory *kafka.Factory
 	// Prefix names the evaluation's own throwaway topics.
@@ -66,14 +66,14 @@ type evalConfig struct {
 	Log  *slog.Logger
 }
 
-// evalResult is the greedy result per family on its held-out test site or
+// Result is the greedy result per family on its held-out test site or
 // seeds. Success counts episodes that ended with raw reward > 0 (the
 // rubric's success on a built-in family); Strict those with raw reward 1,
 // MiniWoB++'s success; Raw and Decayed sum the raw and time-decayed
 // rewards, whose means are the task's score as the published tables count
 // it and the figure MiniWoB++ reports beside it. TimedOut counts episodes
 // the page's own time limit ended.
-type evalResult struct {
+type Result struct {
 	Success, Strict, Episodes, Aborted, TimedOut map[string]int
 	Raw, Decayed                                 map[string]float64
 	Took                                         time.Duration
@@ -81,11 +81,11 @@ type evalResult struct {
 
 // MeanRaw is a family's score: the mean raw reward of its episodes, in
 // [−1, 1] on MiniWoB++.
-func (r evalResult) MeanRaw(family string) float64 { return r.perEpisode(r.Raw, family) }
+func (r Result) MeanRaw(family string) float64 { return r.perEpisode(r.Raw, family) }
 
 // MeanScore is the mean over families of MeanRaw (each task counts once,
 // as in the published tables).
-func (r evalResult) MeanScore() float64 {
+func (r Result) MeanScore() float64 {
 	s, n := 0.0, 0
 	for f := range r.Episodes {
 		s += r.MeanRaw(f)
@@ -98,17 +98,17 @@ func (r evalResult) MeanScore() float64 {
 }
 
 // StrictRate is the overall share of strict successes.
-func (r evalResult) StrictRate() float64 { return r.share(r.Strict) }
+func (r Result) StrictRate() float64 { return r.share(r.Strict) }
 
 // MeanDecayed is a family's mean time-decayed reward over its episodes.
-func (r evalResult) MeanDecayed(family string) float64 { return r.perEpisode(r.Decayed, family) }
+func (r Result) MeanDecayed(family string) float64 { return r.perEpisode(r.Decayed, family) }
 
 // Rate is the overall success rate.
-func (r evalResult) Rate() float64 { return r.share(r.Success) }
+func (r Result) Rate() float64 { return r.share(r.Success) }
 
 // perEpisode is sum's value for family over the family's episodes (0
 // without episodes).
-func (r evalResult) perEpisode(sum map[string]float64, family string) float64 {
+func (r Result) perEpisode(sum map[string]float64, family string) float64 {
 	if r.Episodes[family] == 0 {
 		return 0
 	}
@@ -116,7 +116,7 @@ func (r evalResult) perEpisode(sum map[string]float64, family string) float64 {
 }
 
 // share is the overall share of episodes that counts (per family) counts.
-func (r evalResult) share(counts map[string]int) float64 {
+func (r Result) share(counts map[string]int) float64 {
 	s, n := 0, 0
 	for f, e := range r.Episodes {
 		s += counts[f]
@@ -128,12 +128,12 @@ func (r evalResult) share(counts map[string]int) float64 {
 	return float64(s) / float64(n)
 }
 
-// evaluate runs the model greedily on the held-out sites: a webenv server
+// Evaluate runs the model greedily on the held-out sites: a webenv server
 // of its own, an actor serving onnx with its executors, tasks with known
 // episode ids on throwaway topics, and the done rewards read back. The same
 // config evaluates two models on the same task seeds.
-func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (evalResult, error) {
-	res := evalResult{Success: map[string]int{}, Strict: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{},
+func Evaluate(ctx context.Context, c Config, name string, onnx []byte) (Result, error) {
+	res := Result{Success: map[string]int{}, Strict: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{},
 		Raw: map[string]float64{}, Decayed: map[string]float64{}}
 	t0 := time.Now()
 	c.Episodes = cmp.Or(c.Episodes, 10)
@@ -208,7 +208,7 @@ func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (eval
 	family := map[string]string{}
 	for _, f := range fams {
 		for i := range c.Episodes {
-			t := evalTask(f, c.SeedBase+int64(i), name, c.Sampled)
+			t := Task(f, c.SeedBase+int64(i), name, c.Sampled)
 			family[t.GetEnvelope().GetEpisodeId()] = f.Name
 			b, err := eventspb.Marshal(t)
 			if err != nil {
@@ -286,7 +286,7 @@ func evaluate(ctx context.Context, c evalConfig, name string, onnx []byte) (eval
 }
 
 // Families returns the evaluated families in order.
-func (r evalResult) Families() []string {
+func (r Result) Families() []string {
 	var out []string
 	for f := range r.Episodes {
 		out = append(out, f)
@@ -295,10 +295,10 @@ func (r evalResult) Families() []string {
 	return out
 }
 
-// evalTask is the task of one evaluation episode of family f: seed on a
+// Task is the task of one evaluation episode of family f: seed on a
 // built-in family's held-out site, the seed's test seed on a MiniWoB++
 // task; greedy unless sampled.
-func evalTask(f catalog.FamilyInfo, seed int64, policy string, sampled bool) *eventspb.Task {
+func Task(f catalog.FamilyInfo, seed int64, policy string, sampled bool) *eventspb.Task {
 	site := catalog.HeldOutSite(f)
 	if catalog.IsMiniWoB(f.Name) {
 		seed = catalog.MiniWoBSeed(catalog.SplitTest, seed)

@@ -1,4 +1,4 @@
-package replaycmd
+package evalrun
 
 import (
 	"testing"
@@ -6,17 +6,17 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
-// TestEvalTask checks what one evaluation episode asks of the actors: the
+// TestTask checks what one evaluation episode asks of the actors: the
 // held-out seeds, and greedy actions unless the model is sampled (the
 // random-init baseline).
-func TestEvalTask(t *testing.T) {
+func TestTask(t *testing.T) {
 	fams, err := catalog.SelectFamilies(catalog.SuiteMiniWoB, []string{"click-test"})
 	if err != nil || len(fams) != 1 {
 		t.Fatalf("SelectFamilies: %v, %d families", err, len(fams))
 	}
 	f := fams[0]
-	greedy := evalTask(f, 700000, "default", false)
-	sampled := evalTask(f, 700000, "random-init", true)
+	greedy := Task(f, 700000, "default", false)
+	sampled := Task(f, 700000, "random-init", true)
 	if !greedy.GetGreedy() || sampled.GetGreedy() {
 		t.Fatalf("greedy: %v (want true), sampled: %v (want false)", greedy.GetGreedy(), sampled.GetGreedy())
 	}

@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+)
+
+// Checkpoint evaluation: why bench train judges its target off the
+// training clock. Judged on each mode's own greedy held-out episodes (a
+// fifth of its episodes), the target's window of 40 fills as fast as the
+// mode runs episodes: at 24 executors under web, async (4.2 episodes/s)
+// confirmed a skill about 50 s after its policy had it, sync (1.6/s) about
+// 2 minutes after. So the ratio rewarded throughput twice. With
+// --eval-every D, the newest version at D, 2D, ... (a checkpoint) is
+// evaluated after the run, with the pipeline stopped, on the same held-out
+// episodes for every checkpoint, mode and seed (evalrun, as replay eval
+// does), and the time to the target is the first checkpoint whose success
+// reaches it while the next one's does too, as the papers' curves judge
+// checkpoints.
+
+// evalExecutors are the executors of a checkpoint's evaluation: the same in
+// every cell, whatever the run's count.
+const evalExecutors = 8
+
+// evalSeedBase is the first seed of the checkpoints' held-out episodes.
+const evalSeedBase = 800000
+
+// checkpoint is the newest version published at or before a checkpoint
+// time of a run, and what its evaluation found.
+type checkpoint struct {
+	at       time.Duration // k × --eval-every, from the run's start
+	version  uint64
+	onnx     []byte
+	episodes int // env episodes and steps the run had finished by at
+	steps    int
+	// success is its held-out success over evaluated episodes; -1 when it
+	// was not evaluated.
+	success   float64
+	evaluated int
+}
+
+// versionAt is one published version and when it came out.
+type versionAt struct {
+	at      time.Duration
+	version uint64
+	onnx    []byte
+}
+
+// progressAt is how many episodes and env steps a run had finished at a
+// time.
+type progressAt struct {
+	at              time.Duration
+	episodes, steps int
+}
+
+// checkpointer keeps what checkpoints need while a run goes: per interval
+// of --eval-every, the newest version published in it (an earlier one is
+// never a checkpoint), and the run's progress over time.
+type checkpointer struct {
+	every    time.Duration
+	byBucket map[int64]versionAt
+	progress []progressAt
+}
+
+func newCheckpointer(every time.Duration) *checkpointer {
+	return &checkpointer{every: every, byBucket: map[int64]versionAt{}}
+}
+
+// addVersion records version v (its ONNX) published at at.
+func (c *checkpointer) addVersion(at time.Duration, v uint64, onnx []byte) {
+	if c == nil || c.every <= 0 || len(onnx) == 0 {
+		return
+	}
+	b := int64(at / c.every)
+	if cur, ok := c.byBucket[b]; !ok || v > cur.version {
+		c.byBucket[b] = versionAt{at: at, version: v, onnx: onnx}
+	}
+}
+
+// addProgress records the run's totals at at (times arrive in order).
+func (c *checkpointer) addProgress(at time.Duration, episodes, steps int) {
+	if c == nil || c.every <= 0 {
+		return
+	}
+	c.progress = append(c.progress, progressAt{at: at, episodes: episodes, steps: steps})
+}
+
+// list returns the checkpoints at every, 2·every, ... up to wall: at each,
+// the newest version published by then (none before the first version).
+func (c *checkpointer) list(wall time.Duration) []checkpoint {
+	if c == nil || c.every <= 0 {
+		return nil
+	}
+	slices.SortFunc(c.progress, func(a, b progressAt) int { return int(a.at - b.at) })
+	buckets := make([]int64, 0, len(c.byBucket))
+	for b := range c.byBucket {
+		buckets = append(buckets, b)
+	}
+	slices.Sort(buckets)
+	var out []checkpoint
+	for k := int64(1); time.Duration(k)*c.every <= wall; k++ {
+		at := time.Duration(k) * c.every
+		var newest *versionAt
+		for _, b := range buckets {
+			if v := c.byBucket[b]; v.at <= at && (newest == nil || v.version > newest.version) {
+				newest = &v
+			}
+		}
+		if newest == nil {
+			continue
+		}
+		cp := checkpoint{at: at, version: newest.version, onnx: newest.onnx, success: -1}
+		// The last progress at or before at.
+		i, found := slices.BinarySearchFunc(c.progress, at, func(p progressAt, t time.Duration) int { return int(p.at - t) })
+		if found {
+			i++
+		}
+		if i > 0 {
+			cp.episodes, cp.steps = c.progress[i-1].episodes, c.progress[i-1].steps
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// checkpointTarget returns the first checkpoint whose success reaches
+// target while the next evaluated one's does too (the last one counts
+// alone: nothing came after it), and whether there is one.
+func checkpointTarget(cps []checkpoint, target float64) (int, bool) {
+	for i, cp := range cps {
+		if cp.success < 0 || cp.success < target {
+			continue
+		}
+		if i+1 == len(cps) || cps[i+1].success < 0 || cps[i+1].success >= target {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// evaluateCheckpoints evaluates the run's checkpoints in order, each on the
+// same held-out episodes (episodes per family), until one reaches the
+// target and the next confirms it; the rest stay unevaluated.
+func evaluateCheckpoints(ctx context.Context, cfg *config.Config, f *kafka.Factory, bt trainFlags, id, run string, cps []checkpoint) error {
+	suite, err := catalog.ParseSuite(cfg.Suite)
+	if err != nil {
+		return err
+	}
+	var fams []catalog.FamilyInfo
+	if cfg.Learner.Families != "" {
+		if fams, err = catalog.SelectFamilies(suite, config.SplitList(cfg.Learner.Families)); err != nil {
+			return err
+		}
+	}
+	for i := range cps {
+		cp := &cps[i]
+		name := fmt.Sprintf("ckpt-%s-%s-v%d", id, run, cp.version)
+		res, err := evalrun.Evaluate(ctx, evalrun.Config{Config: cfg, Factory: f, Prefix: "bench_eval_" + id + "_" + run + "_" + fmt.Sprint(i) + ".",
+			Suite: suite, Families: fams, Tier: bt.tier, Episodes: bt.evalEpisodes, SeedBase: evalSeedBase,
+			Executors: evalExecutors, Log: quiet}, name, cp.onnx)
+		if err != nil {
+			return fmt.Errorf("unable to evaluate checkpoint %s (version %d): %w", cp.at, cp.version, err)
+		}
+		cp.success, cp.onnx = res.Rate(), nil
+		for _, n := range res.Episodes {
+			cp.evaluated += n
+		}
+		if k, ok := checkpointTarget(cps[:i+1], bt.target); ok && k < i {
+			break // confirmed by this one
+		}
+	}
+	return nil
+}
+
+// fmtCheckpoints is a run's evaluated checkpoints on one line: "1m v9
+// 20%, 2m v19 55%, ...".
+func fmtCheckpoints(cps []checkpoint) string {
+	var parts []string
+	for _, cp := range cps {
+		if cp.success < 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s v%d %.0f%%", cp.at.Round(time.Second), cp.version, 100*cp.success))
+	}
+	if len(parts) == 0 {
+		return "none evaluated"
+	}
+	return strings.Join(parts, ", ")
+}

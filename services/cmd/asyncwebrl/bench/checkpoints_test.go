@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A checkpoint is the newest version published by its time, with the run's
+// progress then; none before the first version.
+func TestCheckpointerList(t *testing.T) {
+	c := newCheckpointer(time.Minute)
+	onnx := func(v int) []byte { return []byte(fmt.Sprint("model-", v)) }
+	c.addVersion(70*time.Second, 3, onnx(3))
+	c.addVersion(80*time.Second, 5, onnx(5))
+	c.addVersion(100*time.Second, 4, onnx(4)) // late out of order: older
+	c.addVersion(130*time.Second, 9, onnx(9))
+	c.addVersion(200*time.Second, 12, nil) // no model: never a checkpoint
+	for i, at := range []time.Duration{10, 50, 90, 119, 150, 170} {
+		c.addProgress(at*time.Second, i+1, 10*(i+1))
+	}
+	c.addProgress(60*time.Second, 3, 25) // out of order: sorted
+	cps := c.list(4*time.Minute + time.Second)
+	var got []string
+	for _, cp := range cps {
+		got = append(got, fmt.Sprintf("%s v%d %s %d/%d", cp.at, cp.version, cp.onnx, cp.episodes, cp.steps))
+	}
+	want := []string{"2m0s v5 model-5 4/40", "3m0s v9 model-9 6/60", "4m0s v9 model-9 6/60"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("checkpoints %q, want %q", got, want)
+	}
+	if (*checkpointer)(nil).list(time.Hour) != nil {
+		t.Error("checkpoints without a checkpointer")
+	}
+}
+
+// The first checkpoint at the target counts when the next confirms it (or
+// it is the last); an unconfirmed crossing does not.
+func TestCheckpointTarget(t *testing.T) {
+	cps := func(s ...float64) []checkpoint {
+		var out []checkpoint
+		for i, v := range s {
+			out = append(out, checkpoint{at: time.Duration(i+1) * time.Minute, success: v})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		s    []float64
+		want int
+	}{
+		{[]float64{0.2, 0.8, 0.6, 0.7, 0.75}, 3},
+		{[]float64{0.2, 0.5, 0.71}, 2},
+		{[]float64{0.2, 0.5, 0.6}, -1},
+		{[]float64{0.9, 0.9}, 0},
+		{[]float64{0.3, 0.8, 0.6}, -1},
+	} {
+		k, ok := checkpointTarget(cps(c.s...), 0.7)
+		if k != c.want || ok != (c.want >= 0) {
+			t.Errorf("%v: checkpoint %d %v, want %d", c.s, k, ok, c.want)
+		}
+	}
+	// The judged run takes the checkpoint's time and progress; without one
+	// it did not reach the target, whatever its own judge said.
+	r := trainRun{reached: true, toTarget: 5 * time.Minute, wall: 6 * time.Minute, allSteps: 900,
+		checkpoints: []checkpoint{{at: time.Minute, success: 0.5, steps: 100, episodes: 10}, {at: 2 * time.Minute, success: 0.8, steps: 250, episodes: 30}, {at: 3 * time.Minute, success: 0.9}}}
+	r.judgeCheckpoints(0.7)
+	if !r.reached || r.toTarget != 2*time.Minute || r.steps != 250 || r.episodes != 30 {
+		t.Errorf("judged %v at %s, %d steps, %d episodes; want 2m0s, 250, 30", r.reached, r.toTarget, r.steps, r.episodes)
+	}
+	r.judgeCheckpoints(0.95)
+	if r.reached || r.toTarget != 6*time.Minute || r.steps != 900 {
+		t.Errorf("judged %v at %s, %d steps; want not reached, the whole run", r.reached, r.toTarget, r.steps)
+	}
+	if s := fmtCheckpoints(append(r.checkpoints, checkpoint{at: 4 * time.Minute, success: -1})); s != "1m0s v0 50%, 2m0s v0 80%, 3m0s v0 90%" {
+		t.Errorf("line %q", s)
+	}
+}
+
+// --eval-every is 0 or at least 10s; the defaults are 1m and 10 episodes.
+func TestEvalFlags(t *testing.T) {
+	bt, err := parseTrainFlags(map[string]string{})
+	if err != nil || bt.evalEvery != time.Minute || bt.evalEpisodes != 10 {
+		t.Fatalf("defaults %s %d, %v", bt.evalEvery, bt.evalEpisodes, err)
+	}
+	if bt, err := parseTrainFlags(map[string]string{"eval-every": "0", "eval-episodes": "20"}); err != nil || bt.evalEvery != 0 || bt.evalEpisodes != 20 {
+		t.Errorf("0 and 20: %s %d, %v", bt.evalEvery, bt.evalEpisodes, err)
+	}
+	for _, v := range []string{"5s", "-1m", "soon"} {
+		if _, err := parseTrainFlags(map[string]string{"eval-every": v}); err == nil {
+			t.Errorf("--eval-every %s accepted", v)
+		}
+	}
+	if _, err := parseTrainFlags(map[string]string{"eval-episodes": "0"}); err == nil {
+		t.Error("--eval-episodes 0 accepted")
+	}
+}
