@@ -104,10 +104,6 @@ func killRest(pgid int, dir string) {
 	}
 }
 
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat times; 100 on every
-// Linux platform Go supports.
-const clockTick = 100
-
 // cpuTimeOf returns the user+system CPU time the processes have used.
 // Processes that exited are not counted.
 func cpuTimeOf(pids []int) time.Duration {
@@ -123,7 +119,7 @@ func cpuTimeOf(pids []int) time.Duration {
 			ticks += u + st
 		}
 	}
-	return time.Duration(ticks) * time.Second / clockTick
+	return time.Duration(ticks) * time.Second / procstat.ClockTick
 }
 
 // selfCPU returns this process's user+system CPU time.

@@ -12,9 +12,9 @@ const (
 	CSTime = 14
 )
 
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// ClockTick is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
 // Linux platform Go supports.
-const clockTick = 100
+const ClockTick = 100
 
 // TreeCPU returns the user+system CPU time of process pid and of every
 // descendant it has now, with the times of the children they reaped: what a
@@ -60,5 +60,5 @@ func TreeCPU(pid int) time.Duration {
 			n += t
 		}
 	}
-	return time.Duration(n) * time.Second / clockTick
+	return time.Duration(n) * time.Second / ClockTick
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 )
@@ -319,21 +318,17 @@ func (e *Env) mouse(ctx context.Context, s input.DispatchMouseEventParams) error
 }
 
 // typeKeys types text into the focused element a character at a time, as
-// Playwright's keyboard.type does: a character on the keyboard (kb.Keys)
-// is its key's down and up events, with Shift for a shifted one; any other
-// is inserted as text, with no key events.
+// Playwright's keyboard.type does: a character on the keyboard is its key
+// pressed (parseKeyCombo: its down and up events, with Shift for a shifted
+// one); any other is inserted as text, with no key events.
 func (e *Env) typeKeys(ctx context.Context, text string) error {
 	for _, r := range text {
-		k, ok := kb.Keys[r]
-		if !ok {
+		c, err := parseKeyCombo(string(r))
+		if err != nil {
 			if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: string(r)}); err != nil {
 				return err
 			}
 			continue
-		}
-		c := keyCombo{key: k, r: r}
-		if k.Shift {
-			c.mods |= modShift
 		}
 		for _, ev := range c.events() {
 			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {

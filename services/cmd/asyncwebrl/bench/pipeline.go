@@ -322,9 +322,7 @@ func (c *episodeCounter) now() (int, int) {
 }
 
 func (c *episodeCounter) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
-	cl, err := f.NewClient("bench-pipeline-count", kgo.ConsumeTopics(cat.Name(topics.Episodes)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(500*time.Millisecond))
+	cl, err := runReader(f, "bench-pipeline-count", cat.Name(topics.Episodes))
 	if err != nil {
 		return err
 	}

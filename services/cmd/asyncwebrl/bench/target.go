@@ -136,9 +136,7 @@ func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
 }
 
 func (w *targetWatch) follow(ctx context.Context, f *kafka.Factory, cat *topics.Catalog) error {
-	cl, err := f.NewClient("bench-train-watch", kgo.ConsumeTopics(cat.Name(topics.Episodes), cat.Name(topics.Weights), cat.Name(topics.Actions)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(500*time.Millisecond))
+	cl, err := runReader(f, "bench-train-watch", cat.Name(topics.Episodes), cat.Name(topics.Weights), cat.Name(topics.Actions))
 	if err != nil {
 		return err
 	}
@@ -270,4 +268,13 @@ func (r *trainRun) judgeCheckpoints(target float64) {
 	if n := len(r.checkpoints); n > 0 {
 		r.episodes = r.checkpoints[n-1].episodes
 	}
+}
+
+// runReader is a client that reads a run's topics from their start, the
+// committed records only, within half a second of their commit: what the
+// benches that watch a pipeline (bench train's target, bench pipeline's
+// count) read it with.
+func runReader(f *kafka.Factory, name string, topicNames ...string) (*kgo.Client, error) {
+	return f.NewClient(name, kgo.ConsumeTopics(topicNames...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond))
 }
