@@ -307,11 +307,13 @@ func (s *scope) additiveMask(mask *ts.Tensor) *ts.Tensor {
 	if !s.ok(mask) {
 		return nil
 	}
-	scaled := s.keep(mask.MulScalar(ts.FloatScalar(1e9), false))
+	scaled := s.mulScalar(mask, 1e9)
 	if !s.ok(scaled) {
 		return nil
 	}
-	return s.keep(scaled.AddScalar(ts.FloatScalar(-1e9), false))
+	return s.keep(withScalar(-1e9, func(sc *ts.Scalar) (*ts.Tensor, error) {
+		return scaled.AddScalar(sc, false)
+	}))
 }
 
 // float32Values copies a float32 tensor's values, row-major, out of the

@@ -411,7 +411,9 @@ func (t *trainer) backwardStep(loss *ts.Tensor) error {
 		if coef := t.hp.MaxGradNorm / (norm + 1e-6); coef < 1 {
 			for _, g := range grads {
 				if ok, err := g.Defined(); err == nil && ok {
-					if err := g.MulScalar_(ts.FloatScalar(coef)); err != nil {
+					if _, err := withScalar(coef, func(sc *ts.Scalar) (*ts.Tensor, error) {
+						return nil, g.MulScalar_(sc)
+					}); err != nil {
 						return err
 					}
 				}
@@ -440,7 +442,9 @@ func (s *scope) clamp(x *ts.Tensor, lo, hi float64) *ts.Tensor {
 	if !s.ok(x) {
 		return nil
 	}
-	return s.keep(x.Clamp(ts.FloatScalar(lo), ts.FloatScalar(hi), false))
+	return s.keep(withScalars(lo, hi, func(a, b *ts.Scalar) (*ts.Tensor, error) {
+		return x.Clamp(a, b, false)
+	}))
 }
 
 func (s *scope) minimum(x, y *ts.Tensor) *ts.Tensor {
@@ -461,7 +465,9 @@ func (s *scope) mulScalar(x *ts.Tensor, v float64) *ts.Tensor {
 	if !s.ok(x) {
 		return nil
 	}
-	return s.keep(x.MulScalar(ts.FloatScalar(v), false))
+	return s.keep(withScalar(v, func(sc *ts.Scalar) (*ts.Tensor, error) {
+		return x.MulScalar(sc, false)
+	}))
 }
 
 // sumAll sums every element into a scalar tensor.
