@@ -123,7 +123,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rng *rand.Rand) (stepStats, error) {
 	var st stepStats
 	var err error
-	for _, mb := range minibatches(batch, s.o.batchSize, s.o.replayRat, rng) {
+	for _, mb := range s.syncMinibatches(batch, rng) {
 		t0 := time.Now()
 		if st, err = t.step(mb); err != nil {
 			return st, err
@@ -144,6 +144,18 @@ func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rn
 		break
 	}
 	return st, nil
+}
+
+// syncMinibatches splits an on-policy round into its minibatches, each
+// with the same demonstration share as the async loop's batches (withDemos):
+// bench train compares the modes, and a cloning term in one of them only
+// would be a difference of objective, not of schedule.
+func (s *Service) syncMinibatches(batch []*sample, rng *rand.Rand) [][]*sample {
+	mbs := minibatches(batch, s.o.batchSize, s.o.replayRat, rng)
+	for i := range mbs {
+		mbs[i] = s.withDemos(mbs[i])
+	}
+	return mbs
 }
 
 // updated records one gradient update that took took: the counters, the

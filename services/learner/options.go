@@ -198,7 +198,8 @@ func WithMaxStaleness(eta float64) Option { return func(o *options) { o.maxStale
 // starts, when demonstrations arrive (default 300; 0 turns cloning off).
 func WithBCUpdates(n int) Option { return func(o *options) { o.bcUpdates = n } }
 
-// WithDemoMix adds demonstrations to every policy-gradient update after the
+// WithDemoMix adds demonstrations to every policy-gradient update (of the
+// async loop and of the sync loop's minibatches alike) after the
 // warm start: round(share × batch size) demonstration samples, trained by
 // the behaviour-cloning loss beside the batch's policy-gradient samples
 // (default 0.25; 0 turns it off; nothing changes while no demonstration

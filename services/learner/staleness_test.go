@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -217,6 +218,13 @@ func TestDemoMix(t *testing.T) {
 			for i := range drawn {
 				if got[i] != drawn[i] {
 					t.Fatalf("sample %d of the drawn batch changed", i)
+				}
+			}
+			// The sync loop's minibatches carry the same share.
+			round := episodeOf(1, 128)
+			for i, mb := range s.syncMinibatches(round, rand.New(rand.NewPCG(1, 1))) {
+				if d := demos(mb); d != c.want || len(mb)-d != 64 {
+					t.Fatalf("sync minibatch %d: %d samples with %d demonstrations, want 64 with %d", i, len(mb)-d, d, c.want)
 				}
 			}
 		})

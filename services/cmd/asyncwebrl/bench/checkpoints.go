@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ type checkpoint struct {
 	// was not evaluated.
 	success   float64
 	evaluated int
+	// tasks: each task's successes and episodes in the evaluation, to see
+	// which task holds a checkpoint below the target.
+	tasks map[string][2]int
 }
 
 // versionAt is one published version and when it came out.
@@ -170,8 +174,10 @@ func evaluateCheckpoints(ctx context.Context, cfg *config.Config, f *kafka.Facto
 			return fmt.Errorf("unable to evaluate checkpoint %s (version %d): %w", cp.at, cp.version, err)
 		}
 		cp.success, cp.onnx = res.Rate(), nil
-		for _, n := range res.Episodes {
+		cp.tasks = map[string][2]int{}
+		for f, n := range res.Episodes {
 			cp.evaluated += n
+			cp.tasks[f] = [2]int{res.Success[f], n}
 		}
 		if k, ok := checkpointTarget(cps[:i+1], bt.target); ok && k < i {
 			break // confirmed by this one
@@ -188,10 +194,59 @@ func fmtCheckpoints(cps []checkpoint) string {
 		if cp.success < 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s v%d %.0f%%", cp.at.Round(time.Second), cp.version, 100*cp.success))
+		p := fmt.Sprintf("%s v%d %.0f%%", cp.at.Round(time.Second), cp.version, 100*cp.success)
+		if t := fmtTasks(cp.tasks); t != "" {
+			p += " (" + t + ")"
+		}
+		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return "none evaluated"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxTasksShown: a checkpoint lists its tasks' successes only for a task
+// set this small (a --tasks set); a whole suite's would drown the line.
+const maxTasksShown = 6
+
+// fmtTasks is "task 9/10, task 5/10" in task order, or "" for more than
+// maxTasksShown tasks.
+func fmtTasks(tasks map[string][2]int) string {
+	if len(tasks) == 0 || len(tasks) > maxTasksShown {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(tasks))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d/%d", strings.TrimPrefix(n, "miniwob/"), tasks[n][0], tasks[n][1])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fmtTaskSteps is each task's share of a run's training env steps, largest
+// first ("" with more than maxTasksShown tasks): in async mode a task whose
+// episodes end sooner comes back sooner, so it can take more than its
+// share of the samples.
+func fmtTaskSteps(steps map[string]int) string {
+	if len(steps) == 0 || len(steps) > maxTasksShown {
+		return ""
+	}
+	total := 0
+	names := make([]string, 0, len(steps))
+	for n, k := range steps {
+		total += k
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if steps[a] != steps[b] {
+			return steps[b] - steps[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.0f%%", strings.TrimPrefix(n, "miniwob/"), 100*float64(steps[n])/float64(total))
 	}
 	return strings.Join(parts, ", ")
 }

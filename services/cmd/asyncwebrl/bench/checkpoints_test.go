@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 )
 
 // A checkpoint is the newest version published by its time, with the run's
@@ -93,5 +96,55 @@ func TestEvalFlags(t *testing.T) {
 	}
 	if _, err := parseTrainFlags(map[string]string{"eval-episodes": "0"}); err == nil {
 		t.Error("--eval-episodes 0 accepted")
+	}
+}
+
+// --stop is cap (the default) or judge.
+func TestStopFlag(t *testing.T) {
+	bt, err := parseTrainFlags(map[string]string{})
+	if err != nil || bt.stop != "cap" {
+		t.Fatalf("default %q, %v", bt.stop, err)
+	}
+	if bt, err := parseTrainFlags(map[string]string{"stop": "judge"}); err != nil || bt.stop != "judge" {
+		t.Errorf("judge: %q, %v", bt.stop, err)
+	}
+	if _, err := parseTrainFlags(map[string]string{"stop": "soon"}); err == nil {
+		t.Error("--stop soon accepted")
+	}
+}
+
+// A checkpoint lists its tasks for a small task set, and the run its
+// training steps per task, demonstrations and held-out episodes left out.
+func TestTaskBreakdown(t *testing.T) {
+	cp := checkpoint{at: time.Minute, version: 4, success: 0.7, tasks: map[string][2]int{"miniwob/b": {5, 10}, "miniwob/a": {9, 10}}}
+	if s := fmtCheckpoints([]checkpoint{cp}); s != "1m0s v4 70% (a 9/10, b 5/10)" {
+		t.Errorf("line %q", s)
+	}
+	many := map[string][2]int{}
+	for i := range maxTasksShown + 1 {
+		many[fmt.Sprint(i)] = [2]int{1, 1}
+	}
+	if s := fmtTasks(many); s != "" {
+		t.Errorf("%d tasks listed: %q", len(many), s)
+	}
+
+	start := time.Now()
+	w := newTargetWatch(start, trainFlags{target: 0.8, window: 4, hold: 1, tier: catalog.Easy})
+	env := func(src eventspb.Source) *eventspb.Envelope {
+		return &eventspb.Envelope{ProducedAtUnixNano: start.UnixNano(), Source: src}
+	}
+	for _, ep := range []*eventspb.Episode{
+		{Envelope: env(eventspb.Source_SOURCE_POLICY), Family: "miniwob/long", Split: eventspb.Split_SPLIT_TRAIN, Length: 6},
+		{Envelope: env(eventspb.Source_SOURCE_POLICY), Family: "miniwob/short", Split: eventspb.Split_SPLIT_TRAIN, Length: 2},
+		{Envelope: env(eventspb.Source_SOURCE_POLICY), Family: "miniwob/long", Split: eventspb.Split_SPLIT_TRAIN, Length: 6},
+		{Envelope: env(eventspb.Source_SOURCE_POLICY), Family: "miniwob/short", Split: eventspb.Split_SPLIT_TEST, Length: 50},
+		{Envelope: env(eventspb.Source_SOURCE_DEMO), Family: "miniwob/short", Split: eventspb.Split_SPLIT_TRAIN, Length: 50},
+		{Envelope: env(eventspb.Source_SOURCE_POLICY), Family: "miniwob/short", Split: eventspb.Split_SPLIT_TRAIN, Length: 50, Aborted: true},
+	} {
+		w.add(ep)
+	}
+	r := w.result("async", time.Minute)
+	if s := fmtTaskSteps(r.taskSteps); s != "long 86%, short 14%" {
+		t.Errorf("steps by task %q (%v)", s, r.taskSteps)
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -93,6 +94,9 @@ type targetWatch struct {
 	// ckpt keeps the versions and progress checkpoints need (nil
 	// without --eval-every).
 	ckpt *checkpointer
+	// taskSteps: env steps of the run's training (not held-out, not
+	// demonstration) episodes per task.
+	taskSteps map[string]int
 }
 
 // versionMetrics sums what each published version trained on (its last
@@ -128,7 +132,7 @@ func (m versionMetrics) means() (clip, staleness, capped float64) {
 
 func newTargetWatch(start time.Time, bt trainFlags) *targetWatch {
 	w := &targetWatch{bt: bt, start: start, reached: make(chan struct{}), stats: reporter.NewStats(start),
-		judge: newHeldTarget(bt.target, bt.window, bt.hold)}
+		judge: newHeldTarget(bt.target, bt.window, bt.hold), taskSteps: map[string]int{}}
 	if bt.evalEvery > 0 {
 		w.ckpt = newCheckpointer(bt.evalEvery)
 	}
@@ -195,6 +199,9 @@ func (w *targetWatch) add(ep *eventspb.Episode) {
 	w.episodes++
 	w.steps += int(ep.GetLength())
 	w.ckpt.addProgress(time.Unix(0, ep.GetEnvelope().GetProducedAtUnixNano()).Sub(w.start), w.episodes, w.steps)
+	if ep.GetSplit() != eventspb.Split_SPLIT_TEST && ep.GetEnvelope().GetSource() != eventspb.Source_SOURCE_DEMO {
+		w.taskSteps[ep.GetFamily()] += int(ep.GetLength())
+	}
 	// Only a held-out episode of the judged tier can move the target.
 	if w.done || !counted || ep.GetSplit() != eventspb.Split_SPLIT_TEST || ep.GetTier() != eventspb.Tier(w.bt.tier) {
 		return
@@ -252,6 +259,7 @@ func (w *targetWatch) result(mode string, wall time.Duration) trainRun {
 	}
 	r.rolloutReached, r.rolloutAt = r.reached, r.toTarget
 	r.checkpoints = w.ckpt.list(wall)
+	r.taskSteps = maps.Clone(w.taskSteps)
 	return r
 }
 

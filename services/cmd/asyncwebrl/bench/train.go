@@ -49,12 +49,17 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   held-out episodes: a fifth of each mode's episodes, they fill the judge's
   window as fast as the mode runs episodes, so a faster mode was also
   judged sooner (at 24 executors under web, async confirmed a skill ~50 s
-  after its policy had it, sync ~2 minutes after). The run's own judge
-  still stops a run: once the greedy held-out success over its last N
-  episodes reaches F and stays there for H more (a lucky window does not
-  count), the run goes on for one more checkpoint and stops, else at the
-  cap; it is printed beside (rollout judge), and is the judge with
-  --eval-every 0.
+  after its policy had it, sync ~2 minutes after). Every run goes to the
+  cap (--stop cap): a run stopped by its own judge can end before its
+  checkpoints reach F, and then counts as not reached without the
+  checkpoints it would have had (12-05, async with -max-policy-lag=4, seed
+  2: its judge fired at 6m48s on its own episodes, it stopped at 8m8s of a
+  9m cap, its checkpoints at 63-73%).
+  The run's own judge is printed beside (rollout judge): its greedy
+  held-out success over its last N episodes reaches F and stays there for
+  H more (a lucky window does not count). It is the judge with
+  --eval-every 0, and --stop judge stops a run one checkpoint after it
+  fires (cheaper; the 12-05 behaviour).
   Prints per run the wall time to the target, the episodes and env steps to
   it, steps/s, CPU utilization (cpu: this process and its Chromium processes
   over wall time and cores; machine: the whole machine's busy share, the
@@ -100,6 +105,8 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
                  the run's own held-out episodes, as before 12-05)
   --eval-episodes N
                  held-out episodes per task of each checkpoint (default 10)
+  --stop S       with checkpoints, what ends a run before --cap: cap (default:
+                 nothing) or judge (one checkpoint after the run's own judge fires)
 Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
 an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 -batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
@@ -144,6 +151,8 @@ type trainRun struct {
 	// delays.
 	curve       []reporter.Point
 	propagation []time.Duration
+	// taskSteps: the training env steps per task (targetWatch.taskSteps).
+	taskSteps map[string]int
 }
 
 func runBenchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, build Pipeline) error {
@@ -157,7 +166,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes", "stop"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
@@ -207,8 +216,12 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %s executors, latency %s, %d cores, learner %s, algo %s, broker %s\n",
 		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
 	if bt.evalEvery > 0 {
-		fmt.Fprintf(stdout, "bench train: the target judged on checkpoints every %s (the newest version, evaluated after the run on %d held-out episodes a task, seeds from %d, %d executors); the run's own judge above stops a run\n",
-			bt.evalEvery, bt.evalEpisodes, evalSeedBase, evalExecutors)
+		stops := "every run goes to the cap (--stop cap)"
+		if bt.stop == "judge" {
+			stops = "a run stops one checkpoint after the run's own judge above fires (--stop judge)"
+		}
+		fmt.Fprintf(stdout, "bench train: the target judged on checkpoints every %s (the newest version, evaluated after the run on %d held-out episodes a task, seeds from %d, %d executors); %s\n",
+			bt.evalEvery, bt.evalEpisodes, evalSeedBase, evalExecutors, stops)
 	}
 	if l := cfg.Learner; l.MaxStaleness > 0 || l.MaxPolicyLag > 0 {
 		fmt.Fprintf(stdout, "async learner: max staleness %g versions (the scheduler's bound), max policy lag %d (0: off)\n", l.MaxStaleness, l.MaxPolicyLag)
@@ -285,11 +298,15 @@ type trainFlags struct {
 	// episodes per task of each checkpoint's evaluation (default 10).
 	evalEvery    time.Duration
 	evalEpisodes int
+	// stop: what ends a run before the cap with checkpoints on: "cap"
+	// (default: nothing, every run goes to the cap) or "judge" (one
+	// checkpoint after the run's own judge fires).
+	stop string
 }
 
 func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 	bt := trainFlags{modes: []string{"async", "sync"}, seeds: 5, window: 40, hold: 20, target: 0.8, tier: catalog.Easy, cap: 20 * time.Minute,
-		evalEvery: time.Minute, evalEpisodes: 10}
+		evalEvery: time.Minute, evalEpisodes: 10, stop: "cap"}
 	var err error
 	ints := map[string]*int{"seeds": &bt.seeds, "window": &bt.window, "hold": &bt.hold, "eval-episodes": &bt.evalEpisodes}
 	if v, ok := vals["repeat"]; ok {
@@ -369,6 +386,12 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --eval-every %q: want 0 (judge the rollout's own held-out episodes) or a duration of at least 10s", v)
 		}
 	}
+	if v, ok := vals["stop"]; ok {
+		if v != "cap" && v != "judge" {
+			return bt, fmt.Errorf("invalid --stop %q: want cap (every run goes to --cap) or judge (one checkpoint after the run's own judge fires)", v)
+		}
+		bt.stop = v
+	}
 	return bt, nil
 }
 
@@ -439,9 +462,11 @@ loop:
 			if bt.evalEvery <= 0 {
 				break loop
 			}
-			// One more checkpoint: the one after the crossing confirms it.
 			reached = nil
-			capT.Reset(min(bt.evalEvery+time.Second, max(0, bt.cap-time.Since(start))))
+			if bt.stop == "judge" {
+				// One more checkpoint: the one after the crossing confirms it.
+				capT.Reset(min(bt.evalEvery+time.Second, max(0, bt.cap-time.Since(start))))
+			}
 		case <-capT.C:
 			break loop
 		case <-tick.C:
@@ -468,6 +493,9 @@ loop:
 		}
 		r.judgeCheckpoints(bt.target)
 		fmt.Fprintf(stdout, "  %s: checkpoints %s\n", mode, fmtCheckpoints(r.checkpoints))
+	}
+	if t := fmtTaskSteps(r.taskSteps); t != "" {
+		fmt.Fprintf(stdout, "  %s: training steps by task: %s\n", mode, t)
 	}
 	return r, nil
 }
