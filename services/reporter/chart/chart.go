@@ -18,9 +18,14 @@ import (
 
 // Series is one line: points (X[i], Y[i]) drawn in order; a NaN or infinite
 // Y breaks the line.
+//
+// Lo and Hi, when set (each as long as X), are a band around the line, for
+// example the spread across seeds: filled in the series' colour, faint,
+// under every line. A point whose Lo or Hi is not finite breaks the band.
 type Series struct {
-	Name string
-	X, Y []float64
+	Name   string
+	X, Y   []float64
+	Lo, Hi []float64
 }
 
 // Chart describes one plot.
@@ -85,6 +90,19 @@ func (c Chart) render() ([]byte, error) {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
 	} else {
 		p.Y.Min, p.Y.Max = yLo, yHi
+	}
+	// Bands first, so that every line is drawn over them.
+	for i, s := range c.Series {
+		for _, poly := range bands(s) {
+			pg, err := plotter.NewPolygon(poly)
+			if err != nil {
+				return nil, fmt.Errorf("series %q band: %w", s.Name, err)
+			}
+			col := Palette[i%len(Palette)]
+			pg.Color = color.NRGBA{col.R, col.G, col.B, bandAlpha}
+			pg.LineStyle.Width = 0
+			p.Add(pg)
+		}
 	}
 	for i, s := range c.Series {
 		col := Palette[i%len(Palette)]
@@ -155,6 +173,9 @@ func (c Chart) validate() (yLo, yHi float64, err error) {
 		if len(s.X) != len(s.Y) {
 			return 0, 0, fmt.Errorf("series %q has %d x values but %d y values", s.Name, len(s.X), len(s.Y))
 		}
+		if (s.Lo != nil || s.Hi != nil) && (len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X)) {
+			return 0, 0, fmt.Errorf("series %q has %d x values but a band of %d low and %d high", s.Name, len(s.X), len(s.Lo), len(s.Hi))
+		}
 		for i, x := range s.X {
 			if !finite(x) {
 				return 0, 0, fmt.Errorf("series %q: x[%d] = %v is not finite", s.Name, i, x)
@@ -200,6 +221,46 @@ func Segments(s Series) []plotter.XYs {
 	if len(cur) > 0 {
 		out = append(out, cur)
 	}
+	return out
+}
+
+// bandAlpha is a band's opacity: faint enough that two overlapping bands
+// and the lines over them stay readable.
+const bandAlpha = 0x40
+
+// bands returns a series' band as closed polygons (the upper edge left to
+// right, then the lower one back), one per run of points with finite Lo
+// and Hi; a lone point has no area and is left out.
+func bands(s Series) []plotter.XYs {
+	n := len(s.X)
+	if len(s.Lo) != n || len(s.Hi) != n {
+		return nil
+	}
+	var out []plotter.XYs
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end-start >= 2 {
+			poly := make(plotter.XYs, 0, 2*(end-start))
+			for i := start; i < end; i++ {
+				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Hi[i]})
+			}
+			for i := end - 1; i >= start; i-- {
+				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Lo[i]})
+			}
+			out = append(out, poly)
+		}
+		start = -1
+	}
+	for i := range n {
+		if finite(s.Lo[i]) && finite(s.Hi[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(n)
 	return out
 }
 

@@ -40,6 +40,23 @@ func pixels(img image.Image, c color.RGBA) []image.Point {
 	return out
 }
 
+// pixelsNear returns where img is c within 1 per channel (a blend's
+// rounding).
+func pixelsNear(img image.Image, c color.RGBA) []image.Point {
+	near := func(a, b uint8) bool { return a == b || a+1 == b || a == b+1 }
+	var out []image.Point
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			p := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if near(p.R, c.R) && near(p.G, c.G) && near(p.B, c.B) {
+				out = append(out, image.Pt(x, y))
+			}
+		}
+	}
+	return out
+}
+
 func TestSize(t *testing.T) {
 	pts := []Series{{X: []float64{0, 1}, Y: []float64{0, 1}}}
 	for _, tc := range []struct{ w, h, wantW, wantH int }{{0, 0, 900, 500}, {640, 360, 640, 360}} {
@@ -89,6 +106,38 @@ func TestSeriesDrawnWhereTheirDataAre(t *testing.T) {
 	}
 }
 
+// A band is filled, faintly, in its series' colour between Lo and Hi: on
+// a fixed 0..1 axis, a band from 0.1 to 0.4 lies in the lower half, and
+// a gap (NaN) splits it.
+func TestBand(t *testing.T) {
+	nan := math.NaN()
+	s := Series{Name: "median", X: []float64{0, 1, 2, 3, 4, 5}, Y: []float64{0.25, 0.25, 0.25, 0.25, 0.25, 0.25},
+		Lo: []float64{0.1, 0.1, 0.1, nan, 0.1, 0.1}, Hi: []float64{0.4, 0.4, 0.4, nan, 0.4, 0.4}}
+	if got := bands(s); len(got) != 2 || len(got[0]) != 6 || len(got[1]) != 4 {
+		t.Fatalf("bands %v, want polygons of 6 and 4 points", got)
+	}
+	img := decode(t, Chart{YMin: 0, YMax: 1, Series: []Series{s}})
+	// The fill: Palette[0] at bandAlpha over white.
+	c := Palette[0]
+	blend := func(v uint8) uint8 { return uint8((int(v)*bandAlpha + 255*(255-bandAlpha) + 127) / 255) }
+	want := color.RGBA{blend(c.R), blend(c.G), blend(c.B), 0xff}
+	fill := pixelsNear(img, want)
+	near := 0
+	for _, p := range fill {
+		if p.Y > img.Bounds().Dy()/2 {
+			near++
+		}
+	}
+	if len(fill) < 1000 || float64(near) < 0.95*float64(len(fill)) {
+		t.Errorf("%d band pixels, %d in the lower half; want a filled band there", len(fill), near)
+	}
+	// Without Lo and Hi nothing is filled.
+	s.Lo, s.Hi = nil, nil
+	if n := len(pixelsNear(decode(t, Chart{YMin: 0, YMax: 1, Series: []Series{s}}), want)); n > 50 {
+		t.Errorf("%d band-coloured pixels without a band", n)
+	}
+}
+
 func TestSegments(t *testing.T) {
 	s := Series{X: []float64{0, 1, 2, 3, 4, 5}, Y: []float64{1, math.NaN(), 2, 3, math.Inf(1), 4}}
 	segs := Segments(s)
@@ -112,6 +161,7 @@ func TestErrors(t *testing.T) {
 		"Inf x":      {Series: []Series{{X: []float64{math.Inf(1)}, Y: []float64{1}}}},
 		"huge range": {Series: []Series{{X: []float64{-1e308, 1e308}, Y: []float64{1, 2}}}},
 		"bad size":   {Width: -5, Series: []Series{{X: []float64{1}, Y: []float64{1}}}},
+		"short band": {Series: []Series{{X: []float64{1, 2}, Y: []float64{1, 2}, Lo: []float64{1}, Hi: []float64{1, 2}}}},
 	} {
 		if data, err := c.PNG(); err == nil || data != nil {
 			t.Errorf("%s: PNG() = %d bytes, %v; want an error", name, len(data), err)

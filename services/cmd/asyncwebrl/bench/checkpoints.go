@@ -151,8 +151,9 @@ func checkpointTarget(cps []checkpoint, target float64) (int, bool) {
 }
 
 // evaluateCheckpoints evaluates the run's checkpoints in order, each on the
-// same held-out episodes (episodes per family), until one reaches the
-// target and the next confirms it; the rest stay unevaluated.
+// same held-out episodes (episodes per family): all of them with --stop cap
+// (the run went to the cap, and its curve is drawn to it), else until one
+// reaches the target and the next confirms it, the rest unevaluated.
 func evaluateCheckpoints(ctx context.Context, cfg *config.Config, f *kafka.Factory, bt trainFlags, id, run string, cps []checkpoint) error {
 	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
@@ -179,8 +180,8 @@ func evaluateCheckpoints(ctx context.Context, cfg *config.Config, f *kafka.Facto
 			cp.evaluated += n
 			cp.tasks[f] = [2]int{res.Success[f], n}
 		}
-		if k, ok := checkpointTarget(cps[:i+1], bt.target); ok && k < i {
-			break // confirmed by this one
+		if k, ok := checkpointTarget(cps[:i+1], bt.target); ok && k < i && bt.stop == "judge" {
+			break // confirmed by this one; with --stop cap the curve goes on
 		}
 	}
 	return nil

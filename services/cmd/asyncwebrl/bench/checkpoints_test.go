@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,62 @@ func TestTaskBreakdown(t *testing.T) {
 	r := w.result("async", time.Minute)
 	if s := fmtTaskSteps(r.taskSteps); s != "long 86%, short 14%" {
 		t.Errorf("steps by task %q (%v)", s, r.taskSteps)
+	}
+}
+
+// The checkpoint curves: per mode the median over seeds and the lowest to
+// highest at each checkpoint time, and against env steps each run's line
+// read where it has one.
+func TestCheckpointCurves(t *testing.T) {
+	run := func(mode string, pts ...[2]float64) trainRun {
+		r := trainRun{mode: mode}
+		for i, p := range pts {
+			r.checkpoints = append(r.checkpoints, checkpoint{at: time.Duration(i+1) * time.Minute, steps: int(p[0]), success: p[1]})
+		}
+		return r
+	}
+	runs := []trainRun{
+		run("async", [2]float64{100, 0.2}, [2]float64{300, 0.6}, [2]float64{500, 0.8}),
+		run("async", [2]float64{100, 0.4}, [2]float64{200, 0.5}, [2]float64{300, -1}), // the third unevaluated
+		run("async", [2]float64{200, 0.0}, [2]float64{400, 0.7}, [2]float64{600, 0.9}),
+		run("sync", [2]float64{50, 0.1}, [2]float64{100, 0.3}),
+	}
+	byTime := curvesByTime(runs)
+	if len(byTime) != 2 || byTime[0].name != "async" || byTime[1].name != "sync" {
+		t.Fatalf("curves %+v", byTime)
+	}
+	a := byTime[0]
+	want := fmt.Sprint([]float64{1, 2, 3}, []float64{0.2, 0.6, 0.85}, []float64{0, 0.5, 0.8}, []float64{0.4, 0.7, 0.9}, []int{3, 3, 2})
+	round := func(xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = math.Round(x*1e6) / 1e6
+		}
+		return out
+	}
+	if got := fmt.Sprint(a.x, round(a.med), a.lo, a.hi, a.runs); got != want {
+		t.Errorf("async by time %s, want %s", got, want)
+	}
+	bySteps := curvesBySteps(runs, 6) // 100, 200, ..., 600
+	s := bySteps[0]
+	// At 300 steps: run 1 0.6, run 2 past its last evaluated checkpoint
+	// (200), run 3 halfway from 0.0 to 0.7.
+	if s.x[2] != 300 || s.runs[2] != 2 || math.Abs(s.lo[2]-0.35) > 1e-9 || math.Abs(s.hi[2]-0.6) > 1e-9 {
+		t.Errorf("async at %v steps: %d runs, %v..%v; want 300, 2, 0.35..0.6", s.x[2], s.runs[2], s.lo[2], s.hi[2])
+	}
+	if s.x[5] != 600 || s.runs[5] != 1 || s.med[5] != 0.9 {
+		t.Errorf("async at %v steps: %d runs, median %v; want 600, 1, 0.9", s.x[5], s.runs[5], s.med[5])
+	}
+	// Sync's line spans 50..100 steps: read at 6 points there.
+	if sy := bySteps[1]; sy.x[0] != 50 || sy.x[5] != 100 || math.Abs(sy.med[1]-0.14) > 1e-9 {
+		t.Errorf("sync by steps %v %v", sy.x, sy.med)
+	}
+	dir := t.TempDir()
+	paths, err := writeCheckpointCurves(dir+"/c.png", runs, 0.8)
+	if err != nil || len(paths) != 2 || paths[1] != dir+"/c-steps.png" {
+		t.Fatalf("wrote %v, %v", paths, err)
+	}
+	if paths, err := writeCheckpointCurves(dir+"/none.png", []trainRun{{mode: "async"}}, 0.8); err != nil || paths != nil {
+		t.Errorf("without checkpoints: %v, %v", paths, err)
 	}
 }

@@ -30,10 +30,11 @@ const benchReportUsage = `Usage: asyncwebrl bench report [--sections rollout,pip
               steps/s, and each component's share of the machine (actor with
               its browsers, learner, joiner, recorder, webenv, broker,
               ClickHouse, the rest)
-    train     bench train --modes async,sync --seeds 1 --cap 10m: time to the easy
+    train     bench train --modes async,sync --seeds 1 --cap 10m --stop judge: time to the easy
               tier's held-out target, async against sync, one run each (bench
               train alone defaults to 5 seeds and gives intervals), with both
-              learning curves against wall time (plot) and the async run's
+              learning curves against wall time (plot), the checkpoints'
+              held-out success against wall time and env steps (plots) and the async run's
               weight propagation (publication until every actor served the
               version; plot)
     joiner    bench joiner --events 50000: joiner/consume-only and bytes per
@@ -60,7 +61,7 @@ var reportSections = []reportSection{
 	{"rollout", []string{"--profile", "none", "--executors", "4,8,16", "--modes", "async,sync,raw", "--duration", "20s", "--warmup", "5s"}},
 	{"pipeline", []string{"--duration", "2m", "--warmup", "45s"}},
 	// One seed: the overview's train section stays within two caps.
-	{"train", []string{"--modes", "async,sync", "--seeds", "1", "--cap", "10m"}},
+	{"train", []string{"--modes", "async,sync", "--seeds", "1", "--cap", "10m", "--stop", "judge"}},
 	{"joiner", []string{"--events", "50000"}},
 	{"recorder", []string{"--events", "50000"}},
 }
@@ -240,6 +241,13 @@ func trainPlots(doc *strings.Builder, dir string, runs []trainRun) error {
 		doc.WriteString("![held-out success against wall time](train_curves.png)\n\n")
 	} else {
 		fmt.Fprintf(doc, "No learning curve: %v\n\n", err)
+	}
+	paths, err := writeCheckpointCurves(filepath.Join(dir, "train_checkpoints.png"), runs, bt.target)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		fmt.Fprintf(doc, "![checkpoints' held-out success](%s)\n\n", filepath.Base(p))
 	}
 	if len(prop.Series) > 0 {
 		if err := prop.WriteFile(filepath.Join(dir, "propagation.png")); err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [--eval-every D] [--eval-episodes N] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [--eval-every D] [--eval-episodes N] [--stop cap|judge] [--curves F] [flags]
   Time to skill, asynchronous against synchronous RL. Trains the policy
   from random init K times per mode, each run on fresh topics, with the
   same executors, latency profile, learner settings and curriculum, the
@@ -106,7 +106,13 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   --eval-episodes N
                  held-out episodes per task of each checkpoint (default 10)
   --stop S       with checkpoints, what ends a run before --cap: cap (default:
-                 nothing) or judge (one checkpoint after the run's own judge fires)
+                 nothing; every checkpoint is evaluated) or judge (one checkpoint
+                 after the run's own judge fires; checkpoints evaluated until the
+                 target is confirmed)
+  --curves F     draw the checkpoints' held-out success per mode (per mode and cell
+                 in a sweep) to PNG F against wall time and F-steps.png against env
+                 steps: the median over seeds, with a band from the lowest to the
+                 highest seed
 Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
 an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 -batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
@@ -166,7 +172,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes", "stop"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes", "stop", "curves"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
@@ -260,6 +266,15 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		printTrainSummary(stdout, cellRuns, bt)
 		runs = append(runs, cellRuns...)
 	}
+	if bt.curves != "" {
+		paths, err := writeCheckpointCurves(bt.curves, runs, bt.target)
+		if err != nil {
+			return runs, err
+		}
+		if len(paths) > 0 {
+			fmt.Fprintf(stdout, "checkpoint curves: %s\n", strings.Join(paths, ", "))
+		}
+	}
 	if len(cells) > 1 {
 		fmt.Fprintln(stdout)
 		printSweep(stdout, runs, cells, bt)
@@ -293,6 +308,9 @@ type trainFlags struct {
 	latencies []string
 	executors []int
 	plot      string
+	// curves: where the checkpoint curves go (default none): this PNG
+	// against wall time, and beside it (-steps.png) against env steps.
+	curves string
 	// evalEvery: the checkpoints' interval (default 1m; 0: the target is
 	// judged on the rollout's own held-out episodes); evalEpisodes: held-out
 	// episodes per task of each checkpoint's evaluation (default 10).
@@ -375,7 +393,7 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --executors %q: name at least one count", v)
 		}
 	}
-	bt.plot = vals["plot"]
+	bt.plot, bt.curves = vals["plot"], vals["curves"]
 	if v, ok := vals["cap"]; ok {
 		if bt.cap, err = time.ParseDuration(v); err != nil || bt.cap <= 0 {
 			return bt, fmt.Errorf("invalid --cap %q: want a positive duration like 20m", v)
