@@ -360,7 +360,7 @@ func (s *Service) teardown(ctx context.Context) error {
 	}
 	st := s.c.snapshot()
 	s.log.Info("actor stopped", "steps", st.Steps, "episodes", st.Episodes, "aborted", st.Aborted,
-		"blocked_requests", st.Blocked, "browser_restarts", st.Restarts, "produce_errors", st.ProduceErrors)
+		"blocked_requests", st.Blocked, "browser_restarts", st.Restarts, "crash_retries", st.Retried, "crash_given_up", st.GaveUp, "produce_errors", st.ProduceErrors)
 	return errors.Join(errs...)
 }
 

@@ -76,17 +76,39 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	})
 	ev.mu.Lock()
 	crashed := 0
+	// Each crash-cut episode's task ran again (WithCrashRetries, default
+	// 2): an episode "<id>~retry1" that ended, with observations, so the
+	// joiner makes transitions of it as of any other.
+	ended, observed := map[string]bool{}, map[string]bool{}
+	for _, r := range ev.rewards {
+		if r.GetDone() && !r.GetAborted() {
+			ended[r.GetEnvelope().GetEpisodeId()] = true
+		}
+	}
+	for _, o := range ev.obs {
+		observed[o.GetEnvelope().GetEpisodeId()] = true
+	}
+	var retried []string
 	for _, r := range ev.rewards {
 		p := r.GetEnvelope().GetProducer()
 		if r.GetAborted() && r.GetDone() && strings.HasPrefix(r.GetReason(), "crash") &&
 			(strings.HasSuffix(p, "executor-0") || strings.HasSuffix(p, "executor-2")) {
 			crashed++
+			id := r.GetEnvelope().GetEpisodeId()
+			next := firstEpisodeID(id) + retrySuffix + fmt.Sprint(retryAttemptOf(id)+1)
+			if ended[next] && observed[next] {
+				retried = append(retried, next)
+			}
 		}
 	}
 	ev.mu.Unlock()
 	if crashed == 0 {
 		t.Fatal("no aborted reward with reason crash from the executors of the killed browser")
 	}
+	if len(retried) == 0 || st.Retried == 0 {
+		t.Fatalf("no crash-cut episode was retried to its end (%d crash-cut, stats retried %d, given up %d)", crashed, st.Retried, st.GaveUp)
+	}
+	t.Logf("retried to the end: %v", retried)
 	if left := leftover(seen); left != "" {
 		t.Fatalf("chromium processes outlived the actor: %s", left)
 	}

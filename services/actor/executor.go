@@ -40,13 +40,20 @@ type executor struct {
 	// aborts counts episodes aborted in a row: the executor backs off, so
 	// a broken webenv or browser does not turn into a storm of episodes.
 	aborts int
+	// retry is the task of an episode a crash cut, to run again on the
+	// fresh tab before the next assignment (retryTask); nil when none.
+	retry *eventspb.Task
 
 	ep *episode
 }
 
 // episode is the executor's episode in progress.
 type episode struct {
-	id       string
+	id string
+	// task is the assignment it runs, and attempt its run of it: 0, then
+	// 1.. for the retries after crashes (WithCrashRetries).
+	task     *eventspb.Task
+	attempt  int
 	ref      *eventspb.TaskRef
 	maxSteps uint32
 	step     uint32                // t: s_t is obs
@@ -197,10 +204,16 @@ func (x *executor) recover(ctx context.Context, cause error) error {
 // begin takes a task and starts its episode: reset, then a stable s_0.
 func (x *executor) begin(ctx context.Context) error {
 	t0 := time.Now()
-	task, err := x.s.tasks.next(ctx)
-	if err != nil {
-		return err
+	task, attempt := x.retry, 0
+	if task != nil {
+		x.retry, attempt = nil, retryAttempt(task)
+	} else {
+		var err error
+		if task, err = x.s.tasks.next(ctx); err != nil {
+			return err
+		}
 	}
+	var err error
 	t0 = x.ts.since(phIdle, t0)
 	if x.e == nil {
 		if err := x.recover(ctx, errors.New("no tab")); err != nil {
@@ -208,7 +221,7 @@ func (x *executor) begin(ctx context.Context) error {
 		}
 		t0 = x.ts.since(phAct, t0)
 	}
-	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), ref: taskRef(task), maxSteps: task.GetMaxSteps(), mem: NewMemory(x.s.opts.memorySteps)}
+	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), task: task, attempt: attempt, ref: taskRef(task), maxSteps: task.GetMaxSteps(), mem: NewMemory(x.s.opts.memorySteps)}
 	if ep.id == "" {
 		ep.id = eventspb.NewEventID()
 	}
@@ -495,14 +508,18 @@ func (x *executor) fail(ctx context.Context, t uint32, err error, what string) e
 	if x.e != nil && x.browserGone() {
 		reason = "crash"
 	}
-	x.s.log.Warn("episode aborted", "executor", x.idx, "episode", x.ep.id, "step", t, "during", what, "reason", reason, "err", err)
-	aerr := x.abort(t, reason, clip(what+": "+err.Error(), 500))
 	// A page error (a task the server refuses) leaves the tab usable; a
-	// dead tab or browser is replaced.
-	if reason == "crash" || !x.tabAlive(ctx) {
-		if rerr := x.recover(ctx, err); rerr != nil {
-			return errors.Join(aerr, rerr)
-		}
+	// dead tab or browser is replaced, and its episode is run again.
+	lost := reason == "crash" || !x.tabAlive(ctx)
+	x.s.log.Warn("episode aborted", "executor", x.idx, "episode", x.ep.id, "step", t, "during", what, "reason", reason, "err", err)
+	task, attempt := x.ep.task, x.ep.attempt
+	aerr := x.abort(t, reason, clip(what+": "+err.Error(), 500))
+	if !lost {
+		return aerr
+	}
+	x.retryLater(task, attempt)
+	if rerr := x.recover(ctx, err); rerr != nil {
+		return errors.Join(aerr, rerr)
 	}
 	return aerr
 }

@@ -16,6 +16,7 @@ type metrics struct {
 	aborted       *prometheus.CounterVec
 	blocked       prometheus.Counter
 	restarts      prometheus.Counter
+	retries       *prometheus.CounterVec
 	swaps         prometheus.Counter
 	badInputs     *prometheus.CounterVec
 	produced      *prometheus.CounterVec
@@ -34,6 +35,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		aborted:       s.CounterVec("aborted_episodes_total", "Episodes recorded as aborted, by reason (crash, unstable, stopped, error).", "reason"),
 		blocked:       s.Counter("blocked_requests_total", "Browser requests to origins outside the allowlist, failed in the browser."),
 		restarts:      s.Counter("browser_restarts_total", "Chromium processes restarted after a crash or a failed health check."),
+		retries:       s.CounterVec("crash_retries_total", "Tasks of episodes a crashed browser or lost tab cut: retried on a fresh tab, or given_up after the last retry.", "result"),
 		swaps:         s.Counter("weights_swaps_total", "New policy versions swapped into the inference server."),
 		badInputs:     s.CounterVec("bad_inputs_total", "Consumed records skipped, by topic kind (tasks, weights).", "kind"),
 		produced:      s.CounterVec("events_produced_total", "Events acknowledged by Kafka, by topic.", "topic"),
@@ -53,6 +55,8 @@ type Stats struct {
 	Aborted         uint64 // episodes recorded as aborted
 	Blocked         uint64 // requests failed by the origin allowlist
 	Restarts        uint64 // browsers restarted
+	Retried         uint64 // lost episodes whose task was queued again (WithCrashRetries)
+	GaveUp          uint64 // lost episodes whose task had no retry left
 	Swaps           uint64 // weights versions swapped in
 	Unstable        uint64 // observations published with stable=false
 	ProduceErrors   uint64 // events Kafka did not acknowledge
@@ -64,13 +68,14 @@ type Stats struct {
 
 type counters struct {
 	steps, episodes, aborted, blocked, restarts, swaps, unstable atomic.Uint64
+	retried, gaveUp                                              atomic.Uint64
 	produceErrors, produced, batches, batchSum, inferenceUs      atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
 		Steps: c.steps.Load(), Episodes: c.episodes.Load(), Aborted: c.aborted.Load(), Blocked: c.blocked.Load(),
-		Restarts: c.restarts.Load(), Swaps: c.swaps.Load(), Unstable: c.unstable.Load(),
+		Restarts: c.restarts.Load(), Retried: c.retried.Load(), GaveUp: c.gaveUp.Load(), Swaps: c.swaps.Load(), Unstable: c.unstable.Load(),
 		ProduceErrors: c.produceErrors.Load(), Produced: c.produced.Load(),
 		Batches: c.batches.Load(), BatchSizeSum: c.batchSum.Load(), InferenceMicros: c.inferenceUs.Load(),
 	}

@@ -60,6 +60,8 @@ type options struct {
 	// resettles: how many more times an executor waits for a page that
 	// did not settle before it aborts the episode (default 2).
 	resettles int
+	// crashRetries: WithCrashRetries.
+	crashRetries int
 	// memorySteps: the past steps an observation remembers.
 	memorySteps int
 	taskGrace   time.Duration
@@ -118,6 +120,7 @@ func defaultOptions() options {
 		jpegQuality:    80,
 		maxSteps:       12,
 		resettles:      2,
+		crashRetries:   2,
 		memorySteps:    DefaultMemorySteps,
 		taskGrace:      3 * time.Second,
 		taskPause:      30 * time.Second,
@@ -287,6 +290,12 @@ func WithShaping(sh webenv.Shaping) Option { return func(o *options) { o.shaping
 // joiner leave; 0 keeps Chromium's own priorities, which raise its
 // compositor threads above every other process).
 func WithBrowserNice(n int) Option { return func(o *options) { o.browserNice = n } }
+
+// WithCrashRetries runs the task of an episode a crashed browser or a lost
+// tab cut short again, on the fresh tab, up to n times before it is given
+// up (default 2; 0 drops such episodes, as before 12-05). Each attempt is an
+// episode of its own (retry.go).
+func WithCrashRetries(n int) Option { return func(o *options) { o.crashRetries = max(n, 0) } }
 
 // WithRequestPerAction makes each reset and action on a MiniWoB++ page wait
 // for one request to the task server, which its latency profile delays

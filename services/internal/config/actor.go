@@ -32,6 +32,9 @@ type Actor struct {
 	Shaping string
 	// BrowserNice is the nice value of every Chromium thread.
 	BrowserNice int
+	// CrashRetries is how many times the task of an episode a crashed
+	// browser or lost tab cut short runs again (default 2; 0 drops them).
+	CrashRetries int
 	// BrowserPath is the Chromium binary; "" picks the headless shell when
 	// it is installed, else Chromium (env.DefaultExecPath).
 	BrowserPath string
@@ -66,6 +69,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.FrameStore, "frame-store", false, "actor: keep full-resolution screenshots in <run-dir>/frames, events carry the hash (env "+envName("frame-store")+")")
 	fs.StringVar(&a.BrowserPath, "browser-path", "", "actor: Chromium binary; empty = /usr/lib/chromium/chromium-headless-shell when installed, else /usr/lib/chromium/chromium (env "+envName("browser-path")+")")
 	fs.StringVar(&a.flags, "browser-flags", "", "actor: extra Chromium switches, comma list of name or name=value; no-NAME removes a default switch (env "+envName("browser-flags")+")")
+	fs.IntVar(&a.CrashRetries, "crash-retries", 2, "actor: times the task of an episode cut by a crashed browser or lost tab runs again on a fresh tab (same family, site and seed; each attempt its own episode); 0 = drop it (env "+envName("crash-retries")+")")
 	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
@@ -96,6 +100,8 @@ func (a *Actor) validate() error {
 		return fmt.Errorf("invalid -executors %d: want 1..256", a.Executors)
 	case a.Browsers < 0 || a.Browsers > a.Executors:
 		return fmt.Errorf("invalid -browsers %d: want 0..executors (%d)", a.Browsers, a.Executors)
+	case a.CrashRetries < 0:
+		return fmt.Errorf("invalid -crash-retries %d: want 0 or more", a.CrashRetries)
 	case a.BrowserNice < -20 || a.BrowserNice > 19:
 		return fmt.Errorf("invalid -browser-nice %d: want -20..19", a.BrowserNice)
 	}

@@ -50,6 +50,7 @@ func newActor(d deps) (app.Service, error) {
 		actor.WithShaping(shaping),
 		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),
+		actor.WithCrashRetries(a.CrashRetries),
 		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath)),
 		actor.WithBrowserOptions(bflags...),
 		actor.WithExecutors(a.Executors),
