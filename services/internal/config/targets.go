@@ -13,7 +13,7 @@ import (
 var KnownTargets = []string{"webenv", "actor", "joiner", "learner", "recorder", "dashboard", "reporter"}
 
 // Subcommands are the binary's non-service commands.
-var Subcommands = []string{"topics", "webenv", "query", "audit", "version", "bench", "replay", "health", "policy", "drill"}
+var Subcommands = []string{"topics", "webenv", "query", "audit", "version", "bench", "replay", "health", "policy", "drill", "soak"}
 
 // ParseTargets expands "all" and checks every name.
 func ParseTargets(s string) ([]string, error) {

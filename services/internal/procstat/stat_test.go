@@ -84,3 +84,37 @@ func TestTreeCPU(t *testing.T) {
 		t.Errorf("the tree gained %s, the reaped child used %s", got, own)
 	}
 }
+
+// A child process counts in its parent's usage: one more process, its
+// threads, its memory and its open files, and its command name.
+func TestTreeUsage(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no /proc")
+	}
+	if u := TreeUsage(-1, ""); u != (Usage{}) {
+		t.Errorf("usage of pid -1: %+v", u)
+	}
+	before := TreeUsage(os.Getpid(), "sleep")
+	if before.Processes < 1 || before.Threads < 1 || before.RSS <= 0 || before.FDs < 3 {
+		t.Fatalf("this process's usage %+v", before)
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// sleep's comm is set once it execs: wait for it.
+	var with Usage
+	for range 100 {
+		if with = TreeUsage(os.Getpid(), "sleep"); with.Named == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if with.Processes != before.Processes+1 || with.Named != 1 || with.RSS <= before.RSS || with.Threads <= before.Threads {
+		t.Errorf("with a child %+v, before %+v: want one more process, named sleep, more memory and threads", with, before)
+	}
+	if d := Descendants(cmd.Process.Pid); len(d) != 1 || d[0] != cmd.Process.Pid {
+		t.Errorf("descendants of the child %v", d)
+	}
+}

@@ -1,10 +1,6 @@
 package procstat
 
-import (
-	"os"
-	"strconv"
-	"time"
-)
+import "time"
 
 // The reaped children's times, after STime.
 const (
@@ -24,40 +20,10 @@ const ClockTick = 100
 // times; one that exited unreaped is lost, as it is to top. 0 when pid is
 // gone.
 func TreeCPU(pid int) time.Duration {
-	parent := map[int]int{}
-	ticks := map[int]int{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		f := Stat(p)
-		if f == nil {
-			continue
-		}
-		parent[p] = Int(f, PPID)
-		ticks[p] = Int(f, UTime) + Int(f, STime) + Int(f, CUTime) + Int(f, CSTime)
-	}
-	if _, ok := ticks[pid]; !ok {
-		return 0
-	}
-	in := func(p int) bool {
-		for seen := 0; p > 1 && seen < 64; seen++ { // depth bound: a cycle is a race
-			if p == pid {
-				return true
-			}
-			p = parent[p]
-		}
-		return false
-	}
 	var n int
-	for p, t := range ticks {
-		if in(p) {
-			n += t
+	for _, p := range Descendants(pid) {
+		if f := Stat(p); f != nil {
+			n += Int(f, UTime) + Int(f, STime) + Int(f, CUTime) + Int(f, CSTime)
 		}
 	}
 	return time.Duration(n) * time.Second / ClockTick

@@ -38,11 +38,11 @@ func (e errRatio) Error() string {
 }
 
 // Run is the bench command (args after "bench"): report, train, rollout,
-// pipeline, joiner or recorder; build is what bench train (and report's train
+// pipeline, joiner, recorder or soak; build is what bench train (and report's train
 // section) builds its pipeline with.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, build Pipeline) error {
 	if len(args) == 0 || cmdkit.HelpAsked(args) {
-		fmt.Fprint(stdout, "Usage: asyncwebrl bench report|train|rollout|pipeline|joiner|recorder [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
+		fmt.Fprint(stdout, "Usage: asyncwebrl bench report|train|rollout|pipeline|joiner|recorder|soak [flags] (asyncwebrl bench <name> -help for each)\n\n"+benchUsage)
 		return nil
 	}
 	switch args[0] {
@@ -58,8 +58,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, build Pip
 		return runBenchRecorder(ctx, args[1:], stdout, stderr)
 	case "joiner":
 		return runBenchJoiner(ctx, args[1:], stdout, stderr)
+	case "soak":
+		return runSoak(ctx, args[1:], stdout, stderr)
 	}
-	return cmdkit.Usage(fmt.Errorf("unknown benchmark %q (want report, train, rollout, pipeline, joiner or recorder)", args[0]))
+	return cmdkit.Usage(fmt.Errorf("unknown benchmark %q (want report, train, rollout, pipeline, joiner, recorder or soak)", args[0]))
 }
 
 // deleteTopics deletes a benchmark's topics (its prefix is the bench's

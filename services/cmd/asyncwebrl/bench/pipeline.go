@@ -20,6 +20,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -99,53 +100,15 @@ func benchPipeline(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if slices.Contains(cfg.Brokers, "embedded") {
 		return nil, cmdkit.Usage(errors.New("bench pipeline runs each target as a process of its own: give a real broker (-brokers), not embedded"))
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("unable to find this binary: %w", err)
-	}
-	f, closeKafka, err := benchKafka(ctx, cfg)
+	run, err := startPipeline(ctx, cfg, rest, "pipeline")
 	if err != nil {
 		return nil, err
 	}
-	defer closeKafka()
-	id := cmdkit.RandomID()
-	prefix := "bench_pipeline_" + id + "."
-	cat := cmdkit.Catalog(cfg, prefix)
-	if err := cmdkit.ApplyTopics(ctx, f, cat, quiet); err != nil {
-		return nil, err
-	}
-	defer deleteTopics(f, cat)
-	dir := filepath.Join(cfg.RunDir, "bench", "pipeline-"+id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("unable to create %s: %w", dir, err)
-	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		return nil, err
-	}
-	webenv := "127.0.0.1:" + strconv.Itoa(port)
+	defer run.stop(cfg.StopTimeout)
+	f, cat := run.f, run.cat
 	fmt.Fprintf(stdout, "bench pipeline: %d executors, suite %s, latency %s, %d cores, broker %s; warm-up %s, then %s measured; logs in %s\n",
-		cfg.Actor.Executors, cfg.Suite, cfg.Webenv.LatencyProfile, runtime.NumCPU(), strings.Join(cfg.Brokers, ","), warmup, window, dir)
+		cfg.Actor.Executors, cfg.Suite, cfg.Webenv.LatencyProfile, runtime.NumCPU(), strings.Join(cfg.Brokers, ","), warmup, window, run.dir)
 
-	procs := map[string]*launch.Process{}
-	defer func() {
-		// Reverse order: the actor stops producing first.
-		for i := len(pipelineTargets) - 1; i >= 0; i-- {
-			if p := procs[pipelineTargets[i]]; p != nil {
-				stopProcess(p, cfg.StopTimeout)
-			}
-		}
-	}()
-	for _, t := range pipelineTargets {
-		a := append(slices.Clone(rest), "-target="+t, "-topic-prefix="+prefix, "-apply-topics=false",
-			"-admin-addr=127.0.0.1:0", "-dashboard-addr=127.0.0.1:0", "-webenv-addr="+webenv, "-webenv-url=http://"+webenv,
-			"-instance-id=bench-pipeline-"+id+"-"+t)
-		p, err := launch.StartProcess(bin, dir, t, nil, a...)
-		if err != nil {
-			return nil, err
-		}
-		procs[t] = p
-	}
 	count := &episodeCounter{}
 	cctx, cancelCount := context.WithCancel(ctx)
 	defer cancelCount()
@@ -170,27 +133,15 @@ func benchPipeline(ctx context.Context, args []string, stdout, stderr io.Writer)
 				e, s := count.now()
 				fmt.Fprintf(stdout, "  %s: %d episodes, %d steps\n", time.Since(start).Round(time.Second), e, s)
 			}
-			for _, name := range pipelineTargets {
-				select {
-				case <-procs[name].Done:
-					return fmt.Errorf("the %s exited early (%v); its log: %s", name, procs[name].Err, procs[name].Log)
-				default:
-				}
+			if err := run.exited(); err != nil {
+				return err
 			}
 		}
 	}
 	if err := wait(warmup); err != nil {
 		return nil, err
 	}
-	pids := map[string]int{}
-	for name, p := range procs {
-		pids[name] = p.Cmd.Process.Pid
-	}
-	for name, pidFile := range infraPidFiles(cfg.RunDir) {
-		if pid := readPid(pidFile); pid > 0 {
-			pids[name] = pid
-		}
-	}
+	pids := run.pids(cfg.RunDir)
 	cpu0 := map[string]time.Duration{}
 	for name, pid := range pids {
 		cpu0[name] = procstat.TreeCPU(pid)
@@ -215,6 +166,115 @@ func benchPipeline(ctx context.Context, args []string, stdout, stderr io.Writer)
 	res.stepsPerSecond = float64(res.steps) / wall.Seconds()
 	printPipelineShare(stdout, res)
 	return res, nil
+}
+
+// pipelineRun is make run's job started by bench pipeline or the soak:
+// each target a process of this binary on fresh topics.
+type pipelineRun struct {
+	f     *kafka.Factory
+	cat   *topics.Catalog
+	dir   string // the targets' logs
+	procs map[string]*launch.Process
+	// admin: each target's admin address (its /metrics).
+	admin   map[string]string
+	cleanup []func()
+}
+
+// startPipeline starts the targets (pipelineTargets, in order) with the
+// binary's flags rest on topics named for kind and a random id.
+func startPipeline(ctx context.Context, cfg *config.Config, rest []string, kind string) (_ *pipelineRun, err error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("unable to find this binary: %w", err)
+	}
+	f, closeKafka, err := benchKafka(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &pipelineRun{f: f, procs: map[string]*launch.Process{}, admin: map[string]string{}, cleanup: []func(){closeKafka}}
+	defer func() {
+		if err != nil {
+			r.stop(cfg.StopTimeout)
+		}
+	}()
+	id := cmdkit.RandomID()
+	prefix := "bench_" + kind + "_" + id + "."
+	r.cat = cmdkit.Catalog(cfg, prefix)
+	if err := cmdkit.ApplyTopics(ctx, f, r.cat, quiet); err != nil {
+		return nil, err
+	}
+	r.cleanup = append(r.cleanup, func() { deleteTopics(f, r.cat) })
+	r.dir = filepath.Join(cfg.RunDir, "bench", kind+"-"+id)
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("unable to create %s: %w", r.dir, err)
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	webenv := "127.0.0.1:" + strconv.Itoa(port)
+	for _, t := range pipelineTargets {
+		ap, err := freeLoopbackPort()
+		if err != nil {
+			return nil, err
+		}
+		r.admin[t] = "127.0.0.1:" + strconv.Itoa(ap)
+		a := append(slices.Clone(rest), "-target="+t, "-topic-prefix="+prefix, "-apply-topics=false",
+			"-admin-addr="+r.admin[t], "-dashboard-addr=127.0.0.1:0", "-webenv-addr="+webenv, "-webenv-url=http://"+webenv,
+			"-instance-id=bench-"+kind+"-"+id+"-"+t)
+		p, err := launch.StartProcess(bin, r.dir, t, nil, a...)
+		if err != nil {
+			return nil, err
+		}
+		r.procs[t] = p
+	}
+	return r, nil
+}
+
+// exited returns an error naming the first target that exited.
+func (r *pipelineRun) exited() error {
+	for _, name := range pipelineTargets {
+		p := r.procs[name]
+		if p == nil {
+			continue
+		}
+		select {
+		case <-p.Done:
+			return fmt.Errorf("the %s exited early (%v); its log: %s", name, p.Err, p.Log)
+		default:
+		}
+	}
+	return nil
+}
+
+// pids are the targets' pids and, where their pid files are found, the
+// broker's and ClickHouse's.
+func (r *pipelineRun) pids(runDir string) map[string]int {
+	pids := map[string]int{}
+	for name, p := range r.procs {
+		pids[name] = p.Cmd.Process.Pid
+	}
+	for name, pidFile := range infraPidFiles(runDir) {
+		if pid := readPid(pidFile); pid > 0 {
+			pids[name] = pid
+		}
+	}
+	return pids
+}
+
+// stop stops the targets in reverse order (the actor stops producing
+// first), then deletes the topics and closes the client.
+func (r *pipelineRun) stop(timeout time.Duration) {
+	for i := len(pipelineTargets) - 1; i >= 0; i-- {
+		if p := r.procs[pipelineTargets[i]]; p != nil {
+			stopProcess(p, timeout)
+		}
+	}
+	r.procs = map[string]*launch.Process{}
+	for i := len(r.cleanup) - 1; i >= 0; i-- {
+		r.cleanup[i]()
+	}
+	r.cleanup = nil
 }
 
 // infraPidFiles are the pid files make up's broker nodes and ClickHouse

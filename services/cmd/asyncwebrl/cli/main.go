@@ -78,6 +78,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return runPolicy(ctx, args[1:], stdout, stderr)
 		case "drill":
 			return drill.Run(ctx, args[1:], stdout, stderr)
+		case "soak":
+			return bench.Run(ctx, append([]string{"soak"}, args[1:]...), stdout, stderr, buildTargets)
 		case "version":
 			fmt.Fprintln(stdout, "asyncwebrl", Version)
 			return nil
@@ -110,6 +112,9 @@ Usage:
   asyncwebrl drill [--schedule S]         kill -9 a broker, a joiner and a recorder under synthetic load on a
                                           three-broker cluster; verdict: lost, duplicated, recovery times
   asyncwebrl drill matrix [--repeat N]    several drill schedules, each repeated; one verdict line per run
+  asyncwebrl soak [--duration 2h]         make run's job for hours, each target sampled every minute (memory,
+                                          threads, open files, goroutines, Chromium processes, ClickHouse parts);
+                                          fails on growth past its bound
   asyncwebrl health [--url U]             exit 0 when a running asyncwebrl's /healthz answers 200 (container healthchecks)
   asyncwebrl policy features --out F.npz  a recorded observation's policy inputs as NumPy arrays (for Python's onnxruntime)
   asyncwebrl version
