@@ -26,6 +26,8 @@ type pool struct {
 	log       *slog.Logger
 	slots     []*slot
 	onRestart func()
+	// sandboxOff says once why the browsers run without Chromium's sandbox.
+	sandboxOff sync.Once
 	// nice, when not 0, is imposed on every thread of every browser at
 	// start and at each health check: Chromium raises its compositor and
 	// IO threads to nice -8 when it may, which starves the learner and
@@ -77,7 +79,7 @@ func newPool(ctx context.Context, n int, opts []env.BrowserOption, log *slog.Log
 
 // launch starts a browser into s (s.mu held or s not shared yet).
 func (p *pool) launch(ctx context.Context, s *slot) error {
-	opts := append(append([]env.BrowserOption(nil), p.opts...), env.WithAllocatorOption(chromedp.ModifyCmdFunc(ownProcessGroup)))
+	opts := append(append([]env.BrowserOption(nil), p.opts...), env.WithCmdModifier(ownProcessGroup))
 	b, err := env.LaunchBrowser(ctx, opts...)
 	if err != nil {
 		return fmt.Errorf("unable to launch browser %d: %w", s.idx, err)
@@ -88,7 +90,17 @@ func (p *pool) launch(ctx context.Context, s *slot) error {
 	}
 	s.gen++
 	setGroupNice(s.pgid, p.nice)
-	p.log.Info("browser started", "browser", s.idx, "pid", s.pgid, "generation", s.gen)
+	iso := b.Isolation()
+	p.log.Info("browser started", "browser", s.idx, "pid", s.pgid, "generation", s.gen, "uid", iso.UID, "sandbox", iso.Sandbox)
+	if !iso.Sandbox {
+		p.sandboxOff.Do(func() {
+			left := "runs as this process's user"
+			if iso.UID >= 0 {
+				left = fmt.Sprintf("runs as uid %d", iso.UID)
+			}
+			p.log.Warn("Chromium's sandbox is off: "+iso.Why+"; the browser "+left+", behind the origin allowlist", "uid", iso.UID)
+		})
+	}
 	return nil
 }
 

@@ -35,6 +35,9 @@ type Actor struct {
 	// CrashRetries is how many times the task of an episode a crashed
 	// browser or lost tab cut short runs again (default 2; 0 drops them).
 	CrashRetries int
+	// BrowserSandbox is how Chromium is isolated: auto (as root, an
+	// unprivileged user with Chromium's sandbox) or off (--no-sandbox).
+	BrowserSandbox string
 	// BrowserPath is the Chromium binary; "" picks the headless shell when
 	// it is installed, else Chromium (env.DefaultExecPath).
 	BrowserPath string
@@ -70,6 +73,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.BrowserPath, "browser-path", "", "actor: Chromium binary; empty = /usr/lib/chromium/chromium-headless-shell when installed, else /usr/lib/chromium/chromium (env "+envName("browser-path")+")")
 	fs.StringVar(&a.flags, "browser-flags", "", "actor: extra Chromium switches, comma list of name or name=value; no-NAME removes a default switch (env "+envName("browser-flags")+")")
 	fs.IntVar(&a.CrashRetries, "crash-retries", 2, "actor: times the task of an episode cut by a crashed browser or lost tab runs again on a fresh tab (same family, site and seed; each attempt its own episode); 0 = drop it (env "+envName("crash-retries")+")")
+	fs.StringVar(&a.BrowserSandbox, "browser-sandbox", "auto", "actor: browser isolation: auto (as root, Chromium runs as uid 65534 with its own sandbox when user namespaces work, else as uid 65534 without it; said at start) or off (--no-sandbox as this user, the behaviour before 12-05) (env "+envName("browser-sandbox")+")")
 	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
@@ -93,6 +97,12 @@ func (a *Actor) validate() error {
 	}
 	a.Mode = strings.ToLower(strings.TrimSpace(a.Mode))
 	if err := oneOf("-actor-mode", a.Mode, ActorModes...); err != nil {
+		return err
+	}
+	if a.BrowserSandbox == "" {
+		a.BrowserSandbox = "auto"
+	}
+	if err := oneOf("-browser-sandbox", a.BrowserSandbox, "auto", "off"); err != nil {
 		return err
 	}
 	switch {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/chromedp/chromedp"
 )
@@ -35,8 +37,10 @@ func DefaultExecPath() string {
 type BrowserOption func(*browserConfig)
 
 type browserConfig struct {
-	execPath string
-	extra    []chromedp.ExecAllocatorOption
+	execPath  string
+	extra     []chromedp.ExecAllocatorOption
+	sandbox   string            // WithSandbox
+	modifiers []func(*exec.Cmd) // WithCmdModifier
 }
 
 // WithExecPath sets the Chromium binary (default DefaultExecPath(); an
@@ -58,23 +62,37 @@ func WithBrowserFlag(name string, value any) BrowserOption {
 // Browser is one headless Chromium process with a fresh user-data dir that
 // Close removes. Tabs (one per Env) share the process.
 type Browser struct {
-	ctx     context.Context // the browser's root chromedp context
-	cancel  context.CancelFunc
-	alloc   context.CancelFunc
-	dataDir string
-	once    sync.Once
+	ctx       context.Context // the browser's root chromedp context
+	cancel    context.CancelFunc
+	alloc     context.CancelFunc
+	dataDir   string
+	isolation Isolation
+	once      sync.Once
 }
+
+// Isolation is how the browser was isolated (sandbox.go).
+func (b *Browser) Isolation() Isolation { return b.isolation }
 
 // LaunchBrowser starts headless Chromium. ctx bounds the launch only; the
 // browser lives until Close.
 func LaunchBrowser(ctx context.Context, opts ...BrowserOption) (*Browser, error) {
-	cfg := browserConfig{execPath: DefaultExecPath()}
+	cfg := browserConfig{execPath: DefaultExecPath(), sandbox: SandboxAuto}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	iso, err := isolation(cfg.sandbox)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "asyncwebrl-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("unable to create a user-data dir: %w", err)
+	}
+	if iso.UID >= 0 {
+		if err := sandboxDir(dir, iso.UID); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	flags := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(cfg.execPath),
@@ -108,10 +126,37 @@ func LaunchBrowser(ctx context.Context, opts ...BrowserOption) (*Browser, error)
 		chromedp.Flag("use-mock-keychain", true),
 		chromedp.Flag("force-color-profile", "srgb"),
 	}
+	if iso.Sandbox {
+		flags = append(flags, chromedp.Flag("no-sandbox", false))
+	}
+	// The browser gets no environment of ours (credentials may be in it):
+	// only a home in its user-data dir, a path, and the time zone and temp
+	// dir when set.
+	env := []string{"HOME=" + dir, "PATH=/usr/local/bin:/usr/bin:/bin"}
+	for _, k := range []string{"TZ", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	flags = append(flags, chromedp.NoInheritEnv, chromedp.Env(env...))
 	flags = append(flags, cfg.extra...)
+	// The one ModifyCmdFunc (a later one would replace it): chromedp's
+	// default kill on our exit, the sandbox user, then WithCmdModifier's.
+	flags = append(flags, chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		if iso.UID >= 0 {
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(iso.UID), Gid: SandboxGID, NoSetGroups: true}
+		}
+		for _, f := range cfg.modifiers {
+			f(cmd)
+		}
+	}))
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), flags...)
 	bctx, bcancel := chromedp.NewContext(allocCtx)
-	b := &Browser{ctx: bctx, cancel: bcancel, alloc: allocCancel, dataDir: dir}
+	b := &Browser{ctx: bctx, cancel: bcancel, alloc: allocCancel, dataDir: dir, isolation: iso}
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Do(bctx) }() // starts the browser, bound to bctx (no timeout)
 	select {

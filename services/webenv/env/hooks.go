@@ -45,9 +45,9 @@ func (e *Env) Resettle(ctx context.Context) (obs *Observation, done bool, err er
 	return obs, e.done, nil
 }
 
-// WithAllocatorOption adds a chromedp exec allocator option to the launch,
-// e.g. chromedp.ModifyCmdFunc to put Chromium in its own process group
-// (default: only the launcher's flags).
+// WithAllocatorOption adds a chromedp exec allocator option to the launch
+// (default: only the launcher's flags). Not chromedp.ModifyCmdFunc: the
+// launcher's own replaces it; use WithCmdModifier.
 func WithAllocatorOption(o chromedp.ExecAllocatorOption) BrowserOption {
 	return func(c *browserConfig) { c.extra = append(c.extra, o) }
 }

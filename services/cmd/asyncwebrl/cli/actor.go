@@ -51,7 +51,7 @@ func newActor(d deps) (app.Service, error) {
 		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),
 		actor.WithCrashRetries(a.CrashRetries),
-		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath)),
+		actor.WithBrowserOptions(env.WithExecPath(a.BrowserPath), env.WithSandbox(a.BrowserSandbox)),
 		actor.WithBrowserOptions(bflags...),
 		actor.WithExecutors(a.Executors),
 		actor.WithBrowsers(a.Browsers),
