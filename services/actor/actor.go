@@ -36,6 +36,9 @@ type Service struct {
 	obs       *observer
 
 	pool *pool
+	// egress: the browsers' proxy (egress.go), started before the pool
+	// and closed after it.
+	egress *egress
 	// policy decides the executors' actions (the ONNX network in the
 	// batching inference server).
 	policy    Policy
@@ -156,6 +159,13 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if !s.opts.unpaced {
 		bopts = append(pacedFrames(), bopts...)
 	}
+	if s.egress, err = startEgress(s.allow, s.log, func(string) {
+		s.c.blocked.Add(1)
+		s.m.blocked.Inc()
+	}); err != nil {
+		return err
+	}
+	bopts = append(bopts, s.egress.browserOptions()...)
 	if s.pool, err = newPool(ctx, s.opts.browsers, bopts, s.log, func() {
 		s.c.restarts.Add(1)
 		s.m.restarts.Inc()
@@ -348,6 +358,11 @@ func (s *Service) teardown(ctx context.Context) error {
 	}
 	if s.pool != nil {
 		s.pool.close()
+	}
+	if s.egress != nil {
+		if err := s.egress.close(); err != nil {
+			errs = append(errs, fmt.Errorf("unable to stop the egress proxy: %w", err))
+		}
 	}
 	if s.producer != nil {
 		s.pubCancel()
