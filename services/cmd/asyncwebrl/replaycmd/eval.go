@@ -35,7 +35,8 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   --tasks a,b       only these tasks, whatever their tier (MiniWoB++ ones with or
                     without "miniwob/"); a task beyond the action space is an error
   --policy NAME     the policy (default -policy-name, "default")
-  --tiers T         comma-separated tiers (default easy,medium, up to -max-tier)
+  --tiers T         comma-separated tiers (default every tier up to -max-tier, as
+                    the run trained: make run ARGS='-max-tier=hard' evaluates hard)
   --episodes N      episodes per task and model (default 10)
   --seed-base S     first task seed (default 700000: not a seed the curriculum draws)
   --random          evaluate the random-init policy beside it (sampled)
@@ -145,9 +146,10 @@ type evalGroup struct {
 	fams  []catalog.FamilyInfo
 }
 
-// evalGroups resolves --tasks (any tier) or --tiers (default easy and
-// medium, none above -max-tier) to the suite's tasks the action space can
-// express, by tier.
+// evalGroups resolves --tasks (any tier) or --tiers (default every tier
+// up to -max-tier) to the suite's tasks the action space can express, by
+// tier. The default was easy and medium until 12-05, so a run trained to
+// the hard tier had its hard families left out of make run's evaluation.
 func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error) {
 	suite, err := catalog.ParseSuite(cfg.Suite)
 	if err != nil {
@@ -173,7 +175,7 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 		if err != nil {
 			return nil, cmdkit.Usage(fmt.Errorf("invalid -max-tier: %w", err))
 		}
-		for _, s := range strings.Split(cmp.Or(tierList, "easy,medium"), ",") {
+		for _, s := range strings.Split(cmp.Or(tierList, "easy,medium,hard"), ",") {
 			t, err := catalog.ParseTier(strings.TrimSpace(s))
 			if err != nil {
 				return nil, cmdkit.Usage(fmt.Errorf("invalid --tiers: %w", err))

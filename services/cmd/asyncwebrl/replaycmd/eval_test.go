@@ -24,9 +24,10 @@ func TestEvalGroups(t *testing.T) {
 		tasks, tiers string
 		want         string // tier:count tier:count, or the error
 	}{
-		{"builtin default", nil, "", "", "easy:builtin medium:builtin"},
+		{"builtin default", nil, "", "", "easy:builtin medium:builtin hard:builtin"},
 		{"builtin max tier", []string{"-max-tier=easy"}, "", "", "easy:builtin"},
-		{"miniwob", []string{"--suite", "miniwob"}, "", "", "easy:miniwob medium:miniwob"},
+		{"builtin up to medium", []string{"-max-tier=medium"}, "", "", "easy:builtin medium:builtin"},
+		{"miniwob", []string{"--suite", "miniwob"}, "", "", "easy:miniwob medium:miniwob hard:miniwob"},
 		{"miniwob easy run", []string{"-suite=miniwob", "-max-tier=easy"}, "", "", "easy:miniwob"},
 		{"tiers named beat max tier", []string{"-suite=miniwob", "-max-tier=easy"}, "", "medium", "medium:miniwob"},
 		{"tasks", []string{"--suite", "miniwob"}, "click-test,miniwob/enter-text,login-user,email-inbox-reply", "", "easy:3 medium:1"},
