@@ -45,6 +45,14 @@ func TestSoakJudge(t *testing.T) {
 			t.Errorf("%s: grew %v, too few %v, slope %v; want %v, %v, %v", c.name, v.grew, v.undersized, v.slope, c.grew, c.none, c.slope)
 		}
 	}
+	// The same leak over 20 minutes is printed, not judged.
+	short := series(32, 100, 500, 650, 800)
+	for i := range short.at {
+		short.at[i] /= 3
+	}
+	if v := short.judge(10); v.grew || !v.short || v.slope <= v.bound {
+		t.Errorf("a 20-minute leak: grew %v, short %v, slope %v bound %v; want printed above its bound, not judged", v.grew, v.short, v.slope, v.bound)
+	}
 	var out bytes.Buffer
 	grew := printSoak(&out, []soakVerdict{series(32, 100, 500, 650, 800).judge(10), series(32, 1, 2, 2, 2).judge(10)}, 10)
 	if len(grew) != 1 || grew[0] != "actor rss" || !strings.Contains(out.String(), "GREW") || !strings.Contains(out.String(), "+300.0 MiB") {
