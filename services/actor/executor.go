@@ -223,7 +223,10 @@ func (x *executor) begin(ctx context.Context) error {
 	}
 	ep := &episode{id: task.GetEnvelope().GetEpisodeId(), task: task, attempt: attempt, ref: taskRef(task), maxSteps: task.GetMaxSteps(), mem: NewMemory(x.s.opts.memorySteps)}
 	if ep.id == "" {
+		// A task of the local generator has no id: the episode's becomes
+		// the task's, so that a retry of it (retry.go) names this episode.
 		ep.id = eventspb.NewEventID()
+		ep.task = withEpisodeID(task, ep.id)
 	}
 	if ep.maxSteps == 0 {
 		ep.maxSteps = uint32(x.s.opts.maxSteps)

@@ -26,11 +26,16 @@ const retrySuffix = "~retry"
 // retryTask is the task of attempt n (1..) after a lost episode of task:
 // the same assignment with its own episode id.
 func retryTask(task *eventspb.Task, n int) *eventspb.Task {
+	return withEpisodeID(task, firstEpisodeID(task.GetEnvelope().GetEpisodeId())+retrySuffix+strconv.Itoa(n))
+}
+
+// withEpisodeID is a copy of task whose envelope names episode id.
+func withEpisodeID(task *eventspb.Task, id string) *eventspb.Task {
 	t := proto.Clone(task).(*eventspb.Task)
 	if t.Envelope == nil {
 		t.Envelope = &eventspb.Envelope{}
 	}
-	t.Envelope.EpisodeId = firstEpisodeID(task.GetEnvelope().GetEpisodeId()) + retrySuffix + strconv.Itoa(n)
+	t.Envelope.EpisodeId = id
 	return t
 }
 
@@ -73,11 +78,7 @@ func (x *executor) retryLater(task *eventspb.Task, attempt int) {
 		return
 	}
 	if task.GetEnvelope().GetEpisodeId() == "" {
-		task = proto.Clone(task).(*eventspb.Task)
-		if task.Envelope == nil {
-			task.Envelope = &eventspb.Envelope{}
-		}
-		task.Envelope.EpisodeId = eventspb.NewEventID()
+		task = withEpisodeID(task, eventspb.NewEventID()) // begin names it; a guard
 	}
 	x.retry = retryTask(task, attempt+1)
 	x.s.c.retried.Add(1)
