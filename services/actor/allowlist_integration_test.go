@@ -34,28 +34,7 @@ func TestIntegrationAllowlist(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	log := testLogger(t)
-	p, err := newPool(ctx, 1, nil, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
-	allow, err := newAllowlist([]string{srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m, err := newMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := defaultOptions()
-	s := &Service{opts: o, log: log, m: m, pool: p, settler: Visual{}, webenvURL: srv.URL(), allow: allow}
-	x := newExecutor(s, 0)
-	if err := x.open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer x.close()
+	x, reg := allowedTab(t, ctx, srv.URL(), false)
 
 	obs, err := x.e.Reset(ctx, env.TaskRef{Family: "click-button", Site: "aurora", Seed: 3})
 	if err != nil {
@@ -100,6 +79,44 @@ func TestIntegrationAllowlist(t *testing.T) {
 	if c := counterValue(t, reg, "asyncwebrl_actor_blocked_requests_total"); c != float64(x.blocked.Load()) {
 		t.Fatalf("metric %v, executor count %d", c, x.blocked.Load())
 	}
+}
+
+// allowedTab opens executor 0's tab (real Chromium) on a pool of one
+// browser, with the allowlist of the webenv origin at webenvURL installed,
+// as Start wires them; withEgress starts the browsers' egress proxy first.
+// reg holds the actor's metrics. Everything is closed at the test's end.
+func allowedTab(t *testing.T, ctx context.Context, webenvURL string, withEgress bool) (*executor, *prometheus.Registry) {
+	t.Helper()
+	log := testLogger(t)
+	allow, err := newAllowlist([]string{webenvURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := newMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{opts: defaultOptions(), log: log, m: m, settler: Visual{}, webenvURL: webenvURL, allow: allow}
+	var bopts []env.BrowserOption
+	if withEgress {
+		g, err := startEgress(allow, log, func(string) { s.c.blocked.Add(1); s.m.blocked.Inc() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.close() })
+		bopts = g.browserOptions()
+	}
+	if s.pool, err = newPool(ctx, 1, bopts, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.pool.close)
+	x := newExecutor(s, 0)
+	if err := x.open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.close)
+	return x, reg
 }
 
 // counterValue reads a counter without labels from reg.

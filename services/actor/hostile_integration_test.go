@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
@@ -73,32 +72,8 @@ func TestIntegrationHostilePage(t *testing.T) {
 	defer foreign.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	log := testLogger(t)
-	allow, err := newAllowlist([]string{srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m, err := newMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Service{opts: defaultOptions(), log: log, m: m, settler: Visual{}, webenvURL: srv.URL(), allow: allow}
 	// As Start wires them: the browsers' egress proxy, then the pool.
-	g, err := startEgress(allow, log, func(string) { s.c.blocked.Add(1); s.m.blocked.Inc() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.close()
-	if s.pool, err = newPool(ctx, 1, g.browserOptions(), log, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer s.pool.close()
-	x := newExecutor(s, 0)
-	if err := x.open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer x.close()
+	x, reg := allowedTab(t, ctx, srv.URL(), true)
 	if _, err := x.e.Reset(ctx, env.TaskRef{Family: "click-button", Site: "aurora", Seed: 3}); err != nil {
 		t.Fatal(err)
 	}

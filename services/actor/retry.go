@@ -39,29 +39,26 @@ func withEpisodeID(task *eventspb.Task, id string) *eventspb.Task {
 	return t
 }
 
-// firstEpisodeID strips an attempt's suffix.
-func firstEpisodeID(id string) string {
+// splitRetry splits an episode id into the first attempt's id and the
+// attempt it names (0: the first).
+func splitRetry(id string) (first string, attempt int) {
 	if i := strings.LastIndex(id, retrySuffix); i >= 0 {
-		if _, err := strconv.Atoi(id[i+len(retrySuffix):]); err == nil {
-			return id[:i]
+		if n, err := strconv.Atoi(id[i+len(retrySuffix):]); err == nil && n >= 0 {
+			return id[:i], n
 		}
 	}
-	return id
+	return id, 0
 }
+
+// firstEpisodeID strips an attempt's suffix.
+func firstEpisodeID(id string) string { first, _ := splitRetry(id); return first }
 
 // retryAttempt is the attempt a task's episode id says it is (0: the
 // first).
 func retryAttempt(task *eventspb.Task) int { return retryAttemptOf(task.GetEnvelope().GetEpisodeId()) }
 
 // retryAttemptOf is the attempt an episode id says it is.
-func retryAttemptOf(id string) int {
-	if i := strings.LastIndex(id, retrySuffix); i >= 0 {
-		if n, err := strconv.Atoi(id[i+len(retrySuffix):]); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 0
-}
+func retryAttemptOf(id string) int { _, n := splitRetry(id); return n }
 
 // retryLater queues the task of a lost episode (attempt: its run) for the
 // executor's next episode, or counts it given up after the last retry. A

@@ -157,8 +157,9 @@ func curveChart(title, xLabel string, curves []curve, target float64) chart.Char
 	c := chart.Chart{Title: title, XLabel: xLabel, YLabel: "held-out success at the checkpoint", YMin: 0, YMax: 1,
 		HLines: []chart.HLine{{Y: target, Label: "target"}}}
 	for _, cv := range curves {
-		name := fmt.Sprintf("%s: median of %d seeds, band lowest-highest", cv.name, slices.Max(cv.runs))
-		if slices.Max(cv.runs) == 1 {
+		most := slices.Max(cv.runs)
+		name := fmt.Sprintf("%s: median of %d seeds, band lowest-highest", cv.name, most)
+		if most == 1 {
 			name = cv.name + ": one seed"
 		}
 		c.Series = append(c.Series, chart.Series{Name: name,

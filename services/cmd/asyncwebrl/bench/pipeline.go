@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -88,17 +87,9 @@ func benchPipeline(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 		}
 	}
-	if !slices.ContainsFunc(rest, func(a string) bool {
-		return strings.HasPrefix(strings.TrimLeft(a, "-"), "executors")
-	}) && os.Getenv("ASYNCWEBRL_EXECUTORS") == "" {
-		rest = append([]string{"-executors=" + strconv.Itoa(makeRunExecutors)}, rest...)
-	}
-	cfg, err := cmdkit.Parse(rest, stdout)
+	cfg, rest, err := pipelineConfig(rest, stdout, "bench pipeline")
 	if err != nil {
 		return nil, err
-	}
-	if slices.Contains(cfg.Brokers, "embedded") {
-		return nil, cmdkit.Usage(errors.New("bench pipeline runs each target as a process of its own: give a real broker (-brokers), not embedded"))
 	}
 	run, err := startPipeline(ctx, cfg, rest, "pipeline")
 	if err != nil {
@@ -166,6 +157,26 @@ func benchPipeline(ctx context.Context, args []string, stdout, stderr io.Writer)
 	res.stepsPerSecond = float64(res.steps) / wall.Seconds()
 	printPipelineShare(stdout, res)
 	return res, nil
+}
+
+// pipelineConfig parses the binary's flags rest for a job of processes
+// (bench pipeline, the soak, named by what): make run's executors unless
+// -executors or its variable says otherwise, and a real broker. It returns
+// the flags the targets get.
+func pipelineConfig(rest []string, stdout io.Writer, what string) (*config.Config, []string, error) {
+	if !slices.ContainsFunc(rest, func(a string) bool {
+		return strings.HasPrefix(strings.TrimLeft(a, "-"), "executors")
+	}) && os.Getenv("ASYNCWEBRL_EXECUTORS") == "" {
+		rest = append([]string{"-executors=" + strconv.Itoa(makeRunExecutors)}, rest...)
+	}
+	cfg, err := cmdkit.Parse(rest, stdout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if slices.Contains(cfg.Brokers, "embedded") {
+		return nil, nil, cmdkit.Usage(fmt.Errorf("%s runs each target as a process of its own: give a real broker (-brokers), not embedded", what))
+	}
+	return cfg, rest, nil
 }
 
 // pipelineRun is make run's job started by bench pipeline or the soak:

@@ -267,17 +267,9 @@ func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if warmup+3*every > dur {
 		return cmdkit.Usage(fmt.Errorf("--duration %s leaves fewer than 3 samples after the %s warm-up at --every %s", dur, warmup, every))
 	}
-	if !slices.ContainsFunc(rest, func(a string) bool {
-		return strings.HasPrefix(strings.TrimLeft(a, "-"), "executors")
-	}) {
-		rest = append([]string{"-executors=" + strconv.Itoa(makeRunExecutors)}, rest...)
-	}
-	cfg, err := cmdkit.Parse(rest, stdout)
+	cfg, rest, err := pipelineConfig(rest, stdout, "the soak")
 	if err != nil {
 		return err
-	}
-	if slices.Contains(cfg.Brokers, "embedded") {
-		return cmdkit.Usage(errors.New("the soak runs each target as a process of its own: give a real broker (-brokers), not embedded"))
 	}
 	run, err := startPipeline(ctx, cfg, rest, "soak")
 	if err != nil {
