@@ -23,7 +23,7 @@ BIN := bin/asyncwebrl
 # detector too (the integration tests ran once above).
 RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/reporter/... ./services/cmd/...
 
-.PHONY: run setup gotch buf up down status build test test-unit test-integration test-python bench lint fmt clean help
+.PHONY: run setup gotch buf up down lm-server status build test test-unit test-integration test-python bench lint fmt clean help
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,7 +45,7 @@ run: setup up build ## install what is missing, start Kafka and ClickHouse, trai
 	@if [ "$(EVAL_EPISODES)" != 0 ]; then \
 	  $(BIN) replay eval -run-dir=$(RUN_DIR) -topic-prefix=run-$(RUN_ID). -executors=$(EXECUTORS) --episodes $(EVAL_EPISODES) --random $(ARGS); fi
 
-setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, protoc-gen-go and buf, MiniWoB++ pages
+setup: ## idempotent install: apt packages, Kafka jars, ONNX Runtime, gotch patch, Go modules, protoc-gen-go and buf, MiniWoB++ pages, the Python venv, SmolLM2 and llama-server
 	infra/setup.sh
 
 # go.mod replaces gotch with .run/gotch (patched for Debian's libtorch), so
@@ -59,8 +59,12 @@ buf: ## the pinned schema linter in the run dir's bin/ (part of setup; lint runs
 up: ## start the local Kafka broker (KAFKA_NODES=3: a three-broker cluster) and ClickHouse server
 	infra/up.sh
 
-down: ## stop them
+down: ## stop them (and the language-model server, when it runs)
 	infra/down.sh
+
+lm-server: ## start llama.cpp's OpenAI-compatible server with SmolLM2-135M on 127.0.0.1:18090, for -policy-backend=openai
+	infra/setup.sh lm
+	infra/lm-server.sh start
 
 status: ## show whether they run, every Kafka node
 	infra/kafka.sh status; infra/clickhouse.sh status

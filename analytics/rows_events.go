@@ -72,6 +72,18 @@ func newActionTable() eventTable {
 		fields(val("text_token", func(a action) *uint32 { return a.TextToken })), // nil (NULL) when the text was free
 		named[action]("key", "url", "obs_event_id", "log_prob", "value", "policy_name", "policy_version",
 			"inference_latency_us", "batch_size", "raw", "greedy"),
+		fields(
+			val("lm_backend", func(a action) string { return a.GetLm().GetBackend() }),
+			val("lm_model", func(a action) string { return a.GetLm().GetModel() }),
+			val("lm_text", func(a action) string { return a.GetLm().GetText() }),
+			val("lm_output_tokens", func(a action) uint32 { return uint32(len(a.GetLm().GetTokenLogprobs())) }),
+			val("lm_prompt_tokens", func(a action) uint32 { return a.GetLm().GetPromptTokens() }),
+			val("lm_finish_reason", func(a action) string { return a.GetLm().GetFinishReason() }),
+			flag("lm_invalid", func(a action) bool { return a.GetLm().GetInvalid() }),
+			val("lm_invalid_reason", func(a action) string { return a.GetLm().GetInvalidReason() }),
+			val("lm_latency_ms", func(a action) uint32 { return a.GetLm().GetLatencyMs() }),
+			val("lm_attempts", func(a action) uint32 { return a.GetLm().GetAttempts() }),
+		),
 		fields(kindOf(ActionKind)))
 }
 

@@ -47,6 +47,7 @@ var envelopeLike = map[string][]string{
 	"TaskRef":            {TableObs},
 	"ObservationTimings": {TableObs},
 	"TransitionTimings":  {TableTransitions},
+	"LMOutput":           {TableActions},
 }
 
 // renamed: fields kept under other column names (or as values derived from
@@ -71,6 +72,18 @@ var renamed = map[string][]string{
 	// A transition keeps the ids of the events it joined, not their frames.
 	"Transition.obs":    {"obs_event_id"},
 	"Transition.action": {"action_event_id", "action_type"},
+	// A language model's generation: its reply and counts (issue 39).
+	"Action.lm":               {"lm_backend", "lm_model", "lm_text", "lm_output_tokens", "lm_prompt_tokens", "lm_finish_reason", "lm_invalid", "lm_invalid_reason", "lm_latency_ms", "lm_attempts"},
+	"LMOutput.backend":        {"lm_backend"},
+	"LMOutput.model":          {"lm_model"},
+	"LMOutput.text":           {"lm_text"},
+	"LMOutput.token_logprobs": {"lm_output_tokens"},
+	"LMOutput.prompt_tokens":  {"lm_prompt_tokens"},
+	"LMOutput.finish_reason":  {"lm_finish_reason"},
+	"LMOutput.invalid":        {"lm_invalid"},
+	"LMOutput.invalid_reason": {"lm_invalid_reason"},
+	"LMOutput.latency_ms":     {"lm_latency_ms"},
+	"LMOutput.attempts":       {"lm_attempts"},
 	// Deprecated (issue 18): transitions written before next_obs_event_id
 	// embed s_t+1; its id fills the same column.
 	"Transition.next_obs": {"next_obs_event_id"},
@@ -102,6 +115,8 @@ var leftOut = func() map[string]string {
 	for _, f := range []string{"step", "type", "target_text", "text", "url", "reward", "page_text"} {
 		m["PastStep."+f] = "a past step is that step's actions and rewards rows (and its page's obs row); the memory stays on Kafka and in event_log"
 	}
+	m["LMOutput.token_ids"] = "per-token arrays stay on the actions topic and in event_log; actions.lm_output_tokens counts them"
+	m["LMOutput.tokens"] = "per-token arrays stay on the actions topic and in event_log; actions.lm_output_tokens counts them"
 	return m
 }()
 

@@ -3,4 +3,4 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-each_service stop 1 clickhouse kafka
+each_service stop 1 lm-server clickhouse kafka

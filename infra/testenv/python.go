@@ -22,7 +22,7 @@ func Python(t testing.TB) string {
 		runDir = filepath.Join(RepoDir(t), ".run")
 	}
 	py := filepath.Join(runDir, "pyenv", "bin", "python")
-	cmd := exec.Command(py, "-c", "import confluent_kafka, google.protobuf, numpy, onnxruntime, PIL")
+	cmd := exec.Command(py, "-c", "import confluent_kafka, google.protobuf, numpy, onnxruntime, PIL, tokenizers")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return py

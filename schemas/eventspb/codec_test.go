@@ -135,6 +135,16 @@ func TestDecodeErrors(t *testing.T) {
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "type is ACTION_TYPE_UNSPECIFIED"},
 		{name: "nested unknown enum", typ: "Transition", msg: func() proto.Message { m := testTransition(); m.Obs.Task.Tier = 42; return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "obs.task.tier: unknown Tier value 42"},
+		{name: "lm tokens misaligned", typ: "Action", msg: func() proto.Message {
+			m := testAction(1)
+			m.Lm = &LMOutput{Tokens: []string{"a", "b"}, TokenLogprobs: []float32{-1}}
+			return m
+		}(), reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "lm.tokens: 2 texts, 0 ids, 1 log-probs"},
+		{name: "lm positive log-prob", typ: "Action", msg: func() proto.Message {
+			m := testAction(1)
+			m.Lm = &LMOutput{Tokens: []string{"a"}, TokenIds: []int32{5}, TokenLogprobs: []float32{0.5}}
+			return m
+		}(), reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "lm.token_logprobs[0] is 0.5 > 0"},
 		{name: "NaN log prob", typ: "Action", msg: func() proto.Message { m := testAction(1); m.LogProb = math.NaN(); return m }(),
 			reason: ReasonCode_REASON_CODE_SCHEMA_INVALID, want: "log_prob is not finite"},
 		{name: "infinite reward", typ: "Reward", msg: func() proto.Message { m := testReward(); m.Reward = math.Inf(1); return m }(),

@@ -331,6 +331,9 @@ const (
 	// required field, unknown enum value, non-finite number).
 	ReasonCode_REASON_CODE_SCHEMA_INVALID ReasonCode = 6
 	ReasonCode_REASON_CODE_OTHER          ReasonCode = 7
+	// A model server refused a request, did not answer in time, or answered
+	// with something that is no action (the payload is its reply).
+	ReasonCode_REASON_CODE_MODEL_REPLY ReasonCode = 8
 )
 
 // Enum value maps for ReasonCode.
@@ -344,6 +347,7 @@ var (
 		5: "REASON_CODE_STALE",
 		6: "REASON_CODE_SCHEMA_INVALID",
 		7: "REASON_CODE_OTHER",
+		8: "REASON_CODE_MODEL_REPLY",
 	}
 	ReasonCode_value = map[string]int32{
 		"REASON_CODE_UNSPECIFIED":    0,
@@ -354,6 +358,7 @@ var (
 		"REASON_CODE_STALE":          5,
 		"REASON_CODE_SCHEMA_INVALID": 6,
 		"REASON_CODE_OTHER":          7,
+		"REASON_CODE_MODEL_REPLY":    8,
 	}
 )
 
@@ -1387,7 +1392,10 @@ type Action struct {
 	// Chosen greedily (the most likely action, Task.greedy: an evaluation
 	// episode) rather than sampled; log_prob is still that action's log-prob.
 	// Analytics tell evaluation from training by it.
-	Greedy        bool `protobuf:"varint,31,opt,name=greedy,proto3" json:"greedy,omitempty"`
+	Greedy bool `protobuf:"varint,31,opt,name=greedy,proto3" json:"greedy,omitempty"`
+	// A language-model backend's generation (policy backends lm and openai);
+	// unset for the features network.
+	Lm            *LMOutput `protobuf:"bytes,32,opt,name=lm,proto3" json:"lm,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1590,6 +1598,157 @@ func (x *Action) GetGreedy() bool {
 	return false
 }
 
+func (x *Action) GetLm() *LMOutput {
+	if x != nil {
+		return x.Lm
+	}
+	return nil
+}
+
+// What a language model generated for one action: the learner's behaviour
+// log-probs per token (log_prob is their sum) and the reply the action was
+// read from.
+type LMOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "lm" (in-process) or "openai" (a model server), and the model's name.
+	Backend string `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
+	Model   string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// The reply as generated.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// Its tokens: ids (empty when the server does not return them), texts
+	// and log-probs under the serving policy, one each per token.
+	TokenIds      []int32   `protobuf:"varint,4,rep,packed,name=token_ids,json=tokenIds,proto3" json:"token_ids,omitempty"`
+	Tokens        []string  `protobuf:"bytes,5,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	TokenLogprobs []float32 `protobuf:"fixed32,6,rep,packed,name=token_logprobs,json=tokenLogprobs,proto3" json:"token_logprobs,omitempty"`
+	// Prompt length in tokens, as the server counted it (0: not said).
+	PromptTokens uint32 `protobuf:"varint,7,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// Why generation stopped: "stop", "length", ...
+	FinishReason string `protobuf:"bytes,8,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
+	// The reply named no valid action on the page: the action is a noop
+	// and invalid_reason says why (the reply is also dead-lettered).
+	Invalid       bool   `protobuf:"varint,9,opt,name=invalid,proto3" json:"invalid,omitempty"`
+	InvalidReason string `protobuf:"bytes,10,opt,name=invalid_reason,json=invalidReason,proto3" json:"invalid_reason,omitempty"`
+	// Wall time of the request(s) in milliseconds, and how many were sent.
+	LatencyMs     uint32 `protobuf:"varint,11,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	Attempts      uint32 `protobuf:"varint,12,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LMOutput) Reset() {
+	*x = LMOutput{}
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LMOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LMOutput) ProtoMessage() {}
+
+func (x *LMOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LMOutput.ProtoReflect.Descriptor instead.
+func (*LMOutput) Descriptor() ([]byte, []int) {
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *LMOutput) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
+}
+
+func (x *LMOutput) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *LMOutput) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *LMOutput) GetTokenIds() []int32 {
+	if x != nil {
+		return x.TokenIds
+	}
+	return nil
+}
+
+func (x *LMOutput) GetTokens() []string {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *LMOutput) GetTokenLogprobs() []float32 {
+	if x != nil {
+		return x.TokenLogprobs
+	}
+	return nil
+}
+
+func (x *LMOutput) GetPromptTokens() uint32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *LMOutput) GetFinishReason() string {
+	if x != nil {
+		return x.FinishReason
+	}
+	return ""
+}
+
+func (x *LMOutput) GetInvalid() bool {
+	if x != nil {
+		return x.Invalid
+	}
+	return false
+}
+
+func (x *LMOutput) GetInvalidReason() string {
+	if x != nil {
+		return x.InvalidReason
+	}
+	return ""
+}
+
+func (x *LMOutput) GetLatencyMs() uint32 {
+	if x != nil {
+		return x.LatencyMs
+	}
+	return 0
+}
+
+func (x *LMOutput) GetAttempts() uint32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
 // Topic `rewards`, key episode_id: outcome of the action at envelope.step.
 type Reward struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1623,7 +1782,7 @@ type Reward struct {
 
 func (x *Reward) Reset() {
 	*x = Reward{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1794,7 @@ func (x *Reward) String() string {
 func (*Reward) ProtoMessage() {}
 
 func (x *Reward) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[9]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1807,7 @@ func (x *Reward) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reward.ProtoReflect.Descriptor instead.
 func (*Reward) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Reward) GetEnvelope() *Envelope {
@@ -1762,7 +1921,7 @@ type Telemetry struct {
 
 func (x *Telemetry) Reset() {
 	*x = Telemetry{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1933,7 @@ func (x *Telemetry) String() string {
 func (*Telemetry) ProtoMessage() {}
 
 func (x *Telemetry) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[10]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1946,7 @@ func (x *Telemetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Telemetry.ProtoReflect.Descriptor instead.
 func (*Telemetry) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Telemetry) GetEnvelope() *Envelope {
@@ -1900,7 +2059,7 @@ type TransitionTimings struct {
 
 func (x *TransitionTimings) Reset() {
 	*x = TransitionTimings{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2071,7 @@ func (x *TransitionTimings) String() string {
 func (*TransitionTimings) ProtoMessage() {}
 
 func (x *TransitionTimings) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[11]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2084,7 @@ func (x *TransitionTimings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransitionTimings.ProtoReflect.Descriptor instead.
 func (*TransitionTimings) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TransitionTimings) GetObserveMs() uint32 {
@@ -2019,7 +2178,7 @@ type Transition struct {
 
 func (x *Transition) Reset() {
 	*x = Transition{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2190,7 @@ func (x *Transition) String() string {
 func (*Transition) ProtoMessage() {}
 
 func (x *Transition) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[12]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2203,7 @@ func (x *Transition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transition.ProtoReflect.Descriptor instead.
 func (*Transition) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Transition) GetEnvelope() *Envelope {
@@ -2242,7 +2401,7 @@ type Episode struct {
 
 func (x *Episode) Reset() {
 	*x = Episode{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2413,7 @@ func (x *Episode) String() string {
 func (*Episode) ProtoMessage() {}
 
 func (x *Episode) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[13]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2426,7 @@ func (x *Episode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Episode.ProtoReflect.Descriptor instead.
 func (*Episode) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Episode) GetEnvelope() *Envelope {
@@ -2424,7 +2583,7 @@ type Weights struct {
 
 func (x *Weights) Reset() {
 	*x = Weights{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2595,7 @@ func (x *Weights) String() string {
 func (*Weights) ProtoMessage() {}
 
 func (x *Weights) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[14]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2608,7 @@ func (x *Weights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Weights.ProtoReflect.Descriptor instead.
 func (*Weights) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Weights) GetEnvelope() *Envelope {
@@ -2554,7 +2713,7 @@ type DeadLetter struct {
 
 func (x *DeadLetter) Reset() {
 	*x = DeadLetter{}
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2725,7 @@ func (x *DeadLetter) String() string {
 func (*DeadLetter) ProtoMessage() {}
 
 func (x *DeadLetter) ProtoReflect() protoreflect.Message {
-	mi := &file_asyncwebrl_v1_events_proto_msgTypes[15]
+	mi := &file_asyncwebrl_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2738,7 @@ func (x *DeadLetter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetter.ProtoReflect.Descriptor instead.
 func (*DeadLetter) Descriptor() ([]byte, []int) {
-	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_asyncwebrl_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeadLetter) GetEnvelope() *Envelope {
@@ -2750,7 +2909,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x10\n" +
 	"\x03url\x18\x05 \x01(\tR\x03url\x12\x16\n" +
 	"\x06reward\x18\x06 \x01(\x02R\x06reward\x12\x1b\n" +
-	"\tpage_text\x18\a \x03(\tR\bpageText\"\xa4\x05\n" +
+	"\tpage_text\x18\a \x03(\tR\bpageText\"\xcd\x05\n" +
 	"\x06Action\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12-\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x19.asyncwebrl.v1.ActionTypeR\x04type\x12\x10\n" +
@@ -2780,8 +2939,24 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"batch_size\x18\x1c \x01(\rR\tbatchSize\x12\x10\n" +
 	"\x03raw\x18\x1e \x01(\tR\x03raw\x12\x16\n" +
-	"\x06greedy\x18\x1f \x01(\bR\x06greedyB\r\n" +
-	"\v_text_token\"\xf4\x02\n" +
+	"\x06greedy\x18\x1f \x01(\bR\x06greedy\x12'\n" +
+	"\x02lm\x18  \x01(\v2\x17.asyncwebrl.v1.LMOutputR\x02lmB\r\n" +
+	"\v_text_token\"\xf0\x02\n" +
+	"\bLMOutput\x12\x18\n" +
+	"\abackend\x18\x01 \x01(\tR\abackend\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
+	"\ttoken_ids\x18\x04 \x03(\x05R\btokenIds\x12\x16\n" +
+	"\x06tokens\x18\x05 \x03(\tR\x06tokens\x12%\n" +
+	"\x0etoken_logprobs\x18\x06 \x03(\x02R\rtokenLogprobs\x12#\n" +
+	"\rprompt_tokens\x18\a \x01(\rR\fpromptTokens\x12#\n" +
+	"\rfinish_reason\x18\b \x01(\tR\ffinishReason\x12\x18\n" +
+	"\ainvalid\x18\t \x01(\bR\ainvalid\x12%\n" +
+	"\x0einvalid_reason\x18\n" +
+	" \x01(\tR\rinvalidReason\x12\x1d\n" +
+	"\n" +
+	"latency_ms\x18\v \x01(\rR\tlatencyMs\x12\x1a\n" +
+	"\battempts\x18\f \x01(\rR\battempts\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +
 	"\x06reward\x18\x02 \x01(\x01R\x06reward\x12\x1d\n" +
@@ -2943,7 +3118,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x19ACTION_TYPE_DRAG_AND_DROP\x10\r\x12#\n" +
 	"\x1fACTION_TYPE_MOUSE_DRAG_AND_DROP\x10\x0e\x12\x1a\n" +
 	"\x16ACTION_TYPE_MOUSE_MOVE\x10\x0f\x12\x1d\n" +
-	"\x19ACTION_TYPE_KEYBOARD_TYPE\x10\x10*\xf1\x01\n" +
+	"\x19ACTION_TYPE_KEYBOARD_TYPE\x10\x10*\x8e\x02\n" +
 	"\n" +
 	"ReasonCode\x12\x1b\n" +
 	"\x17REASON_CODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
@@ -2953,7 +3128,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x18REASON_CODE_JOIN_TIMEOUT\x10\x04\x12\x15\n" +
 	"\x11REASON_CODE_STALE\x10\x05\x12\x1e\n" +
 	"\x1aREASON_CODE_SCHEMA_INVALID\x10\x06\x12\x15\n" +
-	"\x11REASON_CODE_OTHER\x10\aB<Z:github.com/asyncwebrl/asyncwebrl/schemas/eventspb;eventspbb\x06proto3"
+	"\x11REASON_CODE_OTHER\x10\a\x12\x1b\n" +
+	"\x17REASON_CODE_MODEL_REPLY\x10\bB<Z:github.com/asyncwebrl/asyncwebrl/schemas/eventspb;eventspbb\x06proto3"
 
 var (
 	file_asyncwebrl_v1_events_proto_rawDescOnce sync.Once
@@ -2968,7 +3144,7 @@ func file_asyncwebrl_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_asyncwebrl_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_asyncwebrl_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_asyncwebrl_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_asyncwebrl_v1_events_proto_goTypes = []any{
 	(Source)(0),                // 0: asyncwebrl.v1.Source
 	(Tier)(0),                  // 1: asyncwebrl.v1.Tier
@@ -2984,14 +3160,15 @@ var file_asyncwebrl_v1_events_proto_goTypes = []any{
 	(*Observation)(nil),        // 11: asyncwebrl.v1.Observation
 	(*PastStep)(nil),           // 12: asyncwebrl.v1.PastStep
 	(*Action)(nil),             // 13: asyncwebrl.v1.Action
-	(*Reward)(nil),             // 14: asyncwebrl.v1.Reward
-	(*Telemetry)(nil),          // 15: asyncwebrl.v1.Telemetry
-	(*TransitionTimings)(nil),  // 16: asyncwebrl.v1.TransitionTimings
-	(*Transition)(nil),         // 17: asyncwebrl.v1.Transition
-	(*Episode)(nil),            // 18: asyncwebrl.v1.Episode
-	(*Weights)(nil),            // 19: asyncwebrl.v1.Weights
-	(*DeadLetter)(nil),         // 20: asyncwebrl.v1.DeadLetter
-	nil,                        // 21: asyncwebrl.v1.Weights.MetricsEntry
+	(*LMOutput)(nil),           // 14: asyncwebrl.v1.LMOutput
+	(*Reward)(nil),             // 15: asyncwebrl.v1.Reward
+	(*Telemetry)(nil),          // 16: asyncwebrl.v1.Telemetry
+	(*TransitionTimings)(nil),  // 17: asyncwebrl.v1.TransitionTimings
+	(*Transition)(nil),         // 18: asyncwebrl.v1.Transition
+	(*Episode)(nil),            // 19: asyncwebrl.v1.Episode
+	(*Weights)(nil),            // 20: asyncwebrl.v1.Weights
+	(*DeadLetter)(nil),         // 21: asyncwebrl.v1.DeadLetter
+	nil,                        // 22: asyncwebrl.v1.Weights.MetricsEntry
 }
 var file_asyncwebrl_v1_events_proto_depIdxs = []int32{
 	0,  // 0: asyncwebrl.v1.Envelope.source:type_name -> asyncwebrl.v1.Source
@@ -3009,26 +3186,27 @@ var file_asyncwebrl_v1_events_proto_depIdxs = []int32{
 	3,  // 12: asyncwebrl.v1.PastStep.type:type_name -> asyncwebrl.v1.ActionType
 	5,  // 13: asyncwebrl.v1.Action.envelope:type_name -> asyncwebrl.v1.Envelope
 	3,  // 14: asyncwebrl.v1.Action.type:type_name -> asyncwebrl.v1.ActionType
-	5,  // 15: asyncwebrl.v1.Reward.envelope:type_name -> asyncwebrl.v1.Envelope
-	5,  // 16: asyncwebrl.v1.Telemetry.envelope:type_name -> asyncwebrl.v1.Envelope
-	5,  // 17: asyncwebrl.v1.Transition.envelope:type_name -> asyncwebrl.v1.Envelope
-	11, // 18: asyncwebrl.v1.Transition.obs:type_name -> asyncwebrl.v1.Observation
-	13, // 19: asyncwebrl.v1.Transition.action:type_name -> asyncwebrl.v1.Action
-	11, // 20: asyncwebrl.v1.Transition.next_obs:type_name -> asyncwebrl.v1.Observation
-	1,  // 21: asyncwebrl.v1.Transition.tier:type_name -> asyncwebrl.v1.Tier
-	16, // 22: asyncwebrl.v1.Transition.timings:type_name -> asyncwebrl.v1.TransitionTimings
-	5,  // 23: asyncwebrl.v1.Episode.envelope:type_name -> asyncwebrl.v1.Envelope
-	1,  // 24: asyncwebrl.v1.Episode.tier:type_name -> asyncwebrl.v1.Tier
-	2,  // 25: asyncwebrl.v1.Episode.split:type_name -> asyncwebrl.v1.Split
-	5,  // 26: asyncwebrl.v1.Weights.envelope:type_name -> asyncwebrl.v1.Envelope
-	21, // 27: asyncwebrl.v1.Weights.metrics:type_name -> asyncwebrl.v1.Weights.MetricsEntry
-	5,  // 28: asyncwebrl.v1.DeadLetter.envelope:type_name -> asyncwebrl.v1.Envelope
-	4,  // 29: asyncwebrl.v1.DeadLetter.reason_code:type_name -> asyncwebrl.v1.ReasonCode
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	14, // 15: asyncwebrl.v1.Action.lm:type_name -> asyncwebrl.v1.LMOutput
+	5,  // 16: asyncwebrl.v1.Reward.envelope:type_name -> asyncwebrl.v1.Envelope
+	5,  // 17: asyncwebrl.v1.Telemetry.envelope:type_name -> asyncwebrl.v1.Envelope
+	5,  // 18: asyncwebrl.v1.Transition.envelope:type_name -> asyncwebrl.v1.Envelope
+	11, // 19: asyncwebrl.v1.Transition.obs:type_name -> asyncwebrl.v1.Observation
+	13, // 20: asyncwebrl.v1.Transition.action:type_name -> asyncwebrl.v1.Action
+	11, // 21: asyncwebrl.v1.Transition.next_obs:type_name -> asyncwebrl.v1.Observation
+	1,  // 22: asyncwebrl.v1.Transition.tier:type_name -> asyncwebrl.v1.Tier
+	17, // 23: asyncwebrl.v1.Transition.timings:type_name -> asyncwebrl.v1.TransitionTimings
+	5,  // 24: asyncwebrl.v1.Episode.envelope:type_name -> asyncwebrl.v1.Envelope
+	1,  // 25: asyncwebrl.v1.Episode.tier:type_name -> asyncwebrl.v1.Tier
+	2,  // 26: asyncwebrl.v1.Episode.split:type_name -> asyncwebrl.v1.Split
+	5,  // 27: asyncwebrl.v1.Weights.envelope:type_name -> asyncwebrl.v1.Envelope
+	22, // 28: asyncwebrl.v1.Weights.metrics:type_name -> asyncwebrl.v1.Weights.MetricsEntry
+	5,  // 29: asyncwebrl.v1.DeadLetter.envelope:type_name -> asyncwebrl.v1.Envelope
+	4,  // 30: asyncwebrl.v1.DeadLetter.reason_code:type_name -> asyncwebrl.v1.ReasonCode
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_asyncwebrl_v1_events_proto_init() }
@@ -3043,7 +3221,7 @@ func file_asyncwebrl_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_asyncwebrl_v1_events_proto_rawDesc), len(file_asyncwebrl_v1_events_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -212,7 +212,29 @@ func validateActionBody(prefix string, a *Action) error {
 	return firstErr(err,
 		finite(prefix+"log_prob", a.GetLogProb()),
 		finite(prefix+"value", a.GetValue()),
+		validateLM(prefix+"lm.", a.GetLm()),
 	)
+}
+
+// validateLM: a generation's per-token fields line up (the ids may be
+// absent) and its log-probs are finite and at most 0.
+func validateLM(prefix string, m *LMOutput) error {
+	if m == nil {
+		return nil
+	}
+	n := len(m.GetTokenLogprobs())
+	if len(m.GetTokens()) != n || len(m.GetTokenIds()) != 0 && len(m.GetTokenIds()) != n {
+		return fmt.Errorf("%stokens: %d texts, %d ids, %d log-probs", prefix, len(m.GetTokens()), len(m.GetTokenIds()), n)
+	}
+	for i, lp := range m.GetTokenLogprobs() {
+		if err := finite(fmt.Sprintf("%stoken_logprobs[%d]", prefix, i), float64(lp)); err != nil {
+			return err
+		}
+		if lp > 0 {
+			return fmt.Errorf("%stoken_logprobs[%d] is %g > 0", prefix, i, lp)
+		}
+	}
+	return nil
 }
 
 func (x *Reward) validate() error {

@@ -132,7 +132,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	}
 	s.pub = &publisher{ctx: pubCtx, cl: s.producer, log: s.log, m: s.m, c: &s.c, producer: s.opts.instance, lost: s.lost,
 		obs: s.catalog.Name(topics.Obs), actions: s.catalog.Name(topics.Actions),
-		rewards: s.catalog.Name(topics.Rewards), tel: s.catalog.Name(topics.Telemetry)}
+		rewards: s.catalog.Name(topics.Rewards), tel: s.catalog.Name(topics.Telemetry), dlq: s.catalog.Name(topics.DLQ)}
 
 	var ww *weightsFollower
 	if s.policy, ww, err = s.startPolicy(ctx); err != nil {

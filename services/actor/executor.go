@@ -363,6 +363,9 @@ func (x *executor) decide(ctx context.Context, in Input) (*decision, error) {
 		}
 	}
 	out, err := x.s.policy.Decide(ctx, in, q)
+	if dle := (*deadLetterError)(nil); errors.As(err, &dle) {
+		x.deadLetter(dle.dl)
+	}
 	if err != nil {
 		stage := "inference"
 		var se *stageError
@@ -389,6 +392,12 @@ func (x *executor) decide(ctx context.Context, in Input) (*decision, error) {
 	act, err := envAction(a, ep.scaleY, x.s.opts.noopWait)
 	if err != nil {
 		return nil, x.fail(ctx, ep.step, err, "action")
+	}
+	if out.DeadLetter != nil {
+		x.deadLetter(out.DeadLetter)
+	}
+	if g := a.GetLm(); g != nil {
+		x.countLM(g)
 	}
 	if err := x.s.pub.send(x.s.pub.actions, ep.id, a); err != nil {
 		return nil, x.fail(ctx, ep.step, err, "publish")
@@ -525,6 +534,31 @@ func (x *executor) fail(ctx context.Context, t uint32, err error, what string) e
 		return errors.Join(aerr, rerr)
 	}
 	return aerr
+}
+
+// countLM adds a language model's generation to the LM's cost metrics.
+func (x *executor) countLM(g *eventspb.LMOutput) {
+	x.s.c.lmPrompt.Add(uint64(g.GetPromptTokens()))
+	x.s.c.lmOutput.Add(uint64(len(g.GetTokenLogprobs())))
+	x.s.m.lmTokens.WithLabelValues("prompt").Add(float64(g.GetPromptTokens()))
+	x.s.m.lmTokens.WithLabelValues("output").Add(float64(len(g.GetTokenLogprobs())))
+	x.s.m.lmRequest.Observe(float64(g.GetLatencyMs()) / 1000)
+	if g.GetInvalid() {
+		x.s.c.lmInvalid.Add(1)
+		x.s.m.lmInvalid.Inc()
+	}
+}
+
+// deadLetter publishes dl (a policy backend's unusable reply) to the dlq
+// topic under the executor's name, counted by its reason.
+func (x *executor) deadLetter(dl *eventspb.DeadLetter) {
+	dl.Envelope = eventspb.NewEnvelope(x.name)
+	dl.Envelope.EpisodeId, dl.Envelope.Step = x.ep.id, x.ep.step
+	x.s.c.deadLetters.Add(1)
+	x.s.m.deadLetters.WithLabelValues(strings.ToLower(strings.TrimPrefix(dl.GetReasonCode().String(), "REASON_CODE_"))).Inc()
+	if err := x.s.pub.send(x.s.pub.dlq, dl.GetSourceTopic(), dl); err != nil {
+		x.s.log.Error("unable to dead-letter a model reply", "episode", x.ep.id, "err", err)
+	}
 }
 
 // tabAlive reports whether the executor's tab still runs JavaScript.

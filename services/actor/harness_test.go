@@ -100,6 +100,7 @@ type events struct {
 	actions []*eventspb.Action
 	rewards []*eventspb.Reward
 	tel     []*eventspb.Telemetry
+	dlq     []*eventspb.DeadLetter
 	bad     []error
 }
 
@@ -114,7 +115,7 @@ func (e *events) counts() (obs, actions, rewards, tel int) {
 func (k *kafkaEnv) consume(t *testing.T, ctx context.Context, ev *events) {
 	t.Helper()
 	names := map[string]string{}
-	for _, n := range []string{topics.Obs, topics.Actions, topics.Rewards, topics.Telemetry} {
+	for _, n := range []string{topics.Obs, topics.Actions, topics.Rewards, topics.Telemetry, topics.DLQ} {
 		names[k.catalog.Name(n)] = n
 	}
 	var list []string
@@ -163,6 +164,11 @@ func (k *kafkaEnv) consume(t *testing.T, ctx context.Context, ev *events) {
 					var m *eventspb.Telemetry
 					if m, err = eventspb.DecodeTelemetry(r.Value); err == nil {
 						ev.tel = append(ev.tel, m)
+					}
+				case topics.DLQ:
+					var d *eventspb.DeadLetter
+					if d, err = eventspb.DecodeDeadLetter(r.Value); err == nil {
+						ev.dlq = append(ev.dlq, d)
 					}
 				}
 				if err != nil {

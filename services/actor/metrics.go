@@ -25,6 +25,10 @@ type metrics struct {
 	version       prometheus.Gauge
 	inference     prometheus.Histogram
 	batchSize     prometheus.Histogram
+	deadLetters   *prometheus.CounterVec
+	lmTokens      *prometheus.CounterVec
+	lmRequest     prometheus.Histogram
+	lmInvalid     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -44,6 +48,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		version:       s.Gauge("policy_version", "Weights version the inference server serves."),
 		inference:     s.Histogram("inference_seconds", "ONNX Runtime time of the batch that held an action.", prometheus.ExponentialBuckets(0.0001, 2, 14)),
 		batchSize:     s.Histogram("batch_size", "Size of the inference batch that held an action.", prometheus.LinearBuckets(1, 2, 16)),
+		deadLetters:   s.CounterVec("dead_letters_total", "Policy replies the actor could not use, dead-lettered, by reason code.", "reason"),
+		lmTokens:      s.CounterVec("lm_tokens_total", "Tokens of the language-model backends' requests, by kind (prompt, output).", "kind"),
+		lmRequest:     s.Histogram("lm_request_seconds", "Time of the model server request that answered a language-model decision.", prometheus.ExponentialBuckets(0.01, 2, 14)),
+		lmInvalid:     s.Counter("lm_invalid_actions_total", "Language-model replies that named no valid action on the page (run as a noop)."),
 	}
 	return m, s.Err()
 }
@@ -64,12 +72,17 @@ type Stats struct {
 	Batches         uint64 // actions whose batch size was recorded
 	BatchSizeSum    uint64
 	InferenceMicros uint64 // sum over actions of their batch's inference time
+	DeadLetters     uint64 // policy replies dead-lettered
+	LMInvalid       uint64 // language-model replies with no valid action
+	LMPromptTokens  uint64 // language-model prompt tokens (as the server counted)
+	LMOutputTokens  uint64 // language-model output tokens
 }
 
 type counters struct {
 	steps, episodes, aborted, blocked, restarts, swaps, unstable atomic.Uint64
 	retried, gaveUp                                              atomic.Uint64
 	produceErrors, produced, batches, batchSum, inferenceUs      atomic.Uint64
+	deadLetters, lmInvalid, lmPrompt, lmOutput                   atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -78,5 +91,6 @@ func (c *counters) snapshot() Stats {
 		Restarts: c.restarts.Load(), Retried: c.retried.Load(), GaveUp: c.gaveUp.Load(), Swaps: c.swaps.Load(), Unstable: c.unstable.Load(),
 		ProduceErrors: c.produceErrors.Load(), Produced: c.produced.Load(),
 		Batches: c.batches.Load(), BatchSizeSum: c.batchSum.Load(), InferenceMicros: c.inferenceUs.Load(),
+		DeadLetters: c.deadLetters.Load(), LMInvalid: c.lmInvalid.Load(), LMPromptTokens: c.lmPrompt.Load(), LMOutputTokens: c.lmOutput.Load(),
 	}
 }

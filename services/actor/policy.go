@@ -56,6 +56,10 @@ type Decision struct {
 	Version         uint64
 	BatchSize       int
 	InferenceMicros int64
+	// DeadLetter, when set, records what the backend could not use (a
+	// model's reply that named no valid action); the executor publishes
+	// it to the dlq topic with the action.
+	DeadLetter *eventspb.DeadLetter
 }
 
 // onnxPolicy is the ONNX network in the batching inference server

@@ -62,6 +62,7 @@ type publisher struct {
 	actions string
 	rewards string
 	tel     string
+	dlq     string
 }
 
 // send marshals ev (which validates it) and produces it under key.

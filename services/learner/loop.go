@@ -15,6 +15,12 @@ import (
 // comes first (when any arrive); policy-gradient updates are paced so that
 // each ingested sample is used replayRatio times on average.
 func (s *Service) train(ctx context.Context, ready chan<- error) error {
+	if s.o.frozen {
+		ready <- nil
+		s.log.Info("training off: the learner schedules tasks and ingests transitions; no weights are trained or published")
+		<-ctx.Done()
+		return nil
+	}
 	t, err := newTrainer(s.arch, s.params, s.o.hyper)
 	if err != nil {
 		return err

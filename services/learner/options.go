@@ -35,7 +35,9 @@ type options struct {
 	maxStale   float64
 	bcUpdates  int
 	demoMix    float64
-	ckptDir    string
+	// frozen: schedule and ingest, never train (WithTraining).
+	frozen  bool
+	ckptDir string
 	// seed: the seed of the fresh initialisation and replay sampling (default 1).
 	seed       uint64
 	curriculum *CurriculumConfig
@@ -197,6 +199,13 @@ func WithMaxStaleness(eta float64) Option { return func(o *options) { o.maxStale
 // demonstrations (source = SOURCE_DEMO) before policy-gradient training
 // starts, when demonstrations arrive (default 300; 0 turns cloning off).
 func WithBCUpdates(n int) Option { return func(o *options) { o.bcUpdates = n } }
+
+// WithTraining turns training on (the default) or off. Off, the learner
+// still schedules tasks (the curriculum, the held-out evaluation episodes,
+// the demonstrations) and ingests transitions, but never updates nor
+// publishes weights: the actors' policy is not one it can train (the
+// openai backend's model lives in its server).
+func WithTraining(on bool) Option { return func(o *options) { o.frozen = !on } }
 
 // WithDemoMix adds demonstrations to every policy-gradient update (of the
 // async loop and of the sync loop's minibatches alike) after the

@@ -109,6 +109,9 @@ func WriteReport(dir string, s *Stats, end time.Time, window int, settings map[s
 			b.WriteString("\n")
 		}
 	}
+	if c := s.LM(); c.Actions > 0 {
+		fmt.Fprintf(&b, "\n## Language model\n\n%d actions chosen by a language model: %s.\n", c.Actions, c.Line(dur))
+	}
 	b.WriteString("\n## Weight propagation\n\n")
 	if p50, p99, n := s.Propagation(); n > 0 {
 		fmt.Fprintf(&b, "From publication on the weights topic until every actor acted with the version (or a newer one), over %d versions: p50 %s, p99 %s.\n", n, p50.Round(time.Millisecond), p99.Round(time.Millisecond))

@@ -169,6 +169,9 @@ func (r *Reporter) add(rec *kgo.Record) {
 	case r.catalog.Name(topics.Actions):
 		if a, err := eventspb.DecodeAction(rec.Value); err == nil && a.GetPolicyName() == r.o.policy {
 			r.stats.AddAction(a.GetEnvelope().GetProducer(), a.GetPolicyVersion(), time.Unix(0, a.GetEnvelope().GetProducedAtUnixNano()))
+			if g := a.GetLm(); g != nil {
+				r.stats.AddLM(g)
+			}
 		}
 	}
 }
@@ -190,6 +193,9 @@ func (r *Reporter) progress(ctx context.Context) {
 		parts = append(parts, fmt.Sprintf("%s held-out %s train %s", tierName(tier), pct(test), pct(train)))
 	}
 	version := s.newest
+	if l := s.LM().Line(elapsed); l != "" {
+		parts = append(parts, l)
+	}
 	r.mu.Unlock()
 	line := fmt.Sprintf("[%s] episodes %d (%.2f/s) | %s | policy v%d | lag %s",
 		elapsed.Round(time.Second), n, float64(n)/max(elapsed.Seconds(), 1), strings.Join(parts, " | "), version, r.lag(ctx))

@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -36,6 +37,47 @@ type Stats struct {
 	// served: version → actor process → first action stamped with it or
 	// a newer one.
 	served map[uint64]map[string]time.Time
+	// lm: the language-model backends' actions (Action.lm).
+	lm LMCost
+}
+
+// LMCost sums a language-model policy's generations: what each step costs.
+type LMCost struct {
+	Actions, Invalid           int
+	PromptTokens, OutputTokens int
+	RequestMillis              int64
+}
+
+// isRandom: e was acted by the random-init network. Version 0 is that
+// network's only in a features run: a served language model acts at
+// version 0 throughout.
+func (s *Stats) isRandom(e episode) bool { return e.random && s.lm.Actions == 0 }
+
+// AddLM records one action a language model chose.
+func (s *Stats) AddLM(g *eventspb.LMOutput) {
+	s.lm.Actions++
+	s.lm.PromptTokens += int(g.GetPromptTokens())
+	s.lm.OutputTokens += len(g.GetTokenLogprobs())
+	s.lm.RequestMillis += int64(g.GetLatencyMs())
+	if g.GetInvalid() {
+		s.lm.Invalid++
+	}
+}
+
+// LM is the run's language-model cost so far (zero without one).
+func (s *Stats) LM() LMCost { return s.lm }
+
+// Line is the cost as the progress line and the report say it: tokens a
+// second over the run, per step the prompt and output tokens and the
+// request's time, and the share of replies that named no valid action.
+func (c LMCost) Line(elapsed time.Duration) string {
+	if c.Actions == 0 {
+		return ""
+	}
+	n := float64(c.Actions)
+	return fmt.Sprintf("lm %.0f tok/s, %.0f prompt + %.1f output tokens and %.0f ms a step, %.0f%% invalid",
+		float64(c.PromptTokens+c.OutputTokens)/max(elapsed.Seconds(), 1), float64(c.PromptTokens)/n, float64(c.OutputTokens)/n,
+		float64(c.RequestMillis)/n, 100*float64(c.Invalid)/n)
 }
 
 // NewStats starts a run at start.
@@ -209,7 +251,7 @@ func (s *Stats) Recent(tier eventspb.Tier, heldOut bool, window int, until time.
 func (s *Stats) RandomBaseline(tier eventspb.Tier, heldOut bool) Rate {
 	var r Rate
 	for _, e := range s.episodes {
-		if e.random && e.tier == tier && e.heldOut == heldOut {
+		if s.isRandom(e) && e.tier == tier && e.heldOut == heldOut {
 			r.N++
 			if e.success {
 				r.Success++
@@ -253,7 +295,7 @@ func (s *Stats) ByTask(window int, until time.Time) []TaskRate {
 		if r.N < window {
 			r.count(e)
 		}
-		if e.random && e.heldOut {
+		if s.isRandom(e) && e.heldOut {
 			t.RandomHeldOut.count(e)
 		}
 	}

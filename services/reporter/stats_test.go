@@ -101,3 +101,25 @@ func TestWriteReport(t *testing.T) {
 		t.Errorf("curve.png: %v", err)
 	}
 }
+
+// TestStatsLanguageModel: a language model's actions give the cost line,
+// and its version-0 episodes are not the random-init network's.
+func TestStatsLanguageModel(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := NewStats(t0)
+	s.AddEpisode(ep(t0.Add(time.Second), true, true, 0, 0))
+	if r := s.RandomBaseline(eventspb.Tier_TIER_EASY, true); r.N != 1 {
+		t.Fatalf("features run: random-init baseline %+v, want the version-0 episode", r)
+	}
+	if l := s.LM().Line(time.Minute); l != "" {
+		t.Fatalf("a run without a language model has a cost line %q", l)
+	}
+	s.AddLM(&eventspb.LMOutput{PromptTokens: 600, Tokens: []string{"a", "b"}, TokenLogprobs: []float32{-1, -2}, LatencyMs: 900})
+	s.AddLM(&eventspb.LMOutput{PromptTokens: 400, Tokens: []string{"c"}, TokenLogprobs: []float32{-1}, LatencyMs: 100, Invalid: true})
+	if r := s.RandomBaseline(eventspb.Tier_TIER_EASY, true); r.N != 0 {
+		t.Errorf("openai run: version-0 episodes counted as the random-init policy: %+v", r)
+	}
+	if got, want := s.LM().Line(10*time.Second), "lm 100 tok/s, 500 prompt + 1.5 output tokens and 500 ms a step, 50% invalid"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+}

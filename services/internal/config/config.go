@@ -81,6 +81,12 @@ type Config struct {
 	// the actors wait while the learner trains on it and publishes the
 	// next). With sync, the learner's -executors must be the actors' total.
 	Loop string
+	// PolicyBackend is what chooses the actors' actions: features (the
+	// network over the featurized page, trained by the learner) or openai
+	// (a model behind an OpenAI-compatible server, OpenAI; the learner
+	// then schedules tasks and keeps the curriculum without training).
+	PolicyBackend string
+	OpenAI        OpenAI
 	// Actor and Webenv configure those targets (actor.go).
 	Actor   Actor
 	Webenv  Webenv
@@ -187,6 +193,8 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.Pyroscope.AppName, "pyroscope-app-name", "asyncwebrl", "application name in Pyroscope")
 	str(&c.Pyroscope.User, "pyroscope-user", "", "Pyroscope basic-auth user")
 	str(&pyroPass, "pyroscope-password", "", "Pyroscope basic-auth password (prefer the environment variable)")
+	str(&c.PolicyBackend, "policy-backend", "features", "what chooses the actions: features (the network over the featurized page, trained by the learner) or openai (a model behind an OpenAI-compatible server: -openai-*; the learner schedules without training)")
+	c.OpenAI.register(fs)
 	c.Actor.register(fs)
 	c.Webenv.register(fs)
 	c.Learner.register(fs)
@@ -198,6 +206,9 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 		v := getenv(envName(f.Name))
 		if f.Name == "pyroscope-server-address" && v == "" {
 			v = getenv("PYROSCOPE_SERVER_ADDRESS")
+		}
+		if f.Name == "openai-api-key" && v == "" {
+			v = getenv("OPENAI_API_KEY")
 		}
 		if v == "" {
 			return
@@ -297,6 +308,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("invalid -stop-timeout %s: must be positive", c.StopTimeout)
+	}
+	if err := c.validateBackend(); err != nil {
+		return err
 	}
 	if err := c.Actor.validate(); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
@@ -66,6 +67,11 @@ func newActor(d deps) (app.Service, error) {
 	if d.cfg.Seed > 0 {
 		opts = append(opts, actor.WithSampleSeed(d.cfg.Seed))
 	}
+	bopts, err := backend.Option(d.cfg, d.log)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, bopts...)
 	if len(a.AllowedOrigins) > 0 {
 		opts = append(opts, actor.WithAllowedOrigins(a.AllowedOrigins...))
 	}

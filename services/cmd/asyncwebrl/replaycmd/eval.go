@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/asyncwebrl/asyncwebrl/services/actor"
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
@@ -83,17 +86,37 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	cat := cmdkit.Catalog(cfg, cfg.TopicPrefix)
-	onnx, version, err := latestModel(ctx, f, cat, policy, log)
-	if err != nil {
-		return err
-	}
 	type model struct {
-		label string
-		onnx  []byte
+		label  string
+		onnx   []byte
+		policy actor.Policy
 	}
-	models := []model{{fmt.Sprintf("%s v%d", policy, version), onnx}}
+	var models []model
+	var version uint64
+	if cfg.PolicyBackend == "openai" {
+		// A served model: no weights of the run's, zero-shot unless the
+		// server's model was trained elsewhere.
+		p, err := backend.Policy(cfg, log)
+		if err != nil {
+			return err
+		}
+		policy = "openai-" + strings.Map(func(r rune) rune {
+			if r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return r
+			}
+			return '-'
+		}, cfg.OpenAI.Model)
+		models = append(models, model{label: policy, policy: p})
+	} else {
+		onnx, v, err := latestModel(ctx, f, cat, policy, log)
+		if err != nil {
+			return err
+		}
+		version = v
+		models = append(models, model{label: fmt.Sprintf("%s v%d", policy, version), onnx: onnx})
+	}
 	if vals["random"] == "true" {
-		models = append(models, model{"random init (sampled)", nil})
+		models = append(models, model{label: "random init (sampled)"})
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
 	var b strings.Builder
@@ -110,7 +133,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		where = append(where, fmt.Sprintf("a built-in family on its test site, seeds %d..%d", seedBase, seedBase+int64(episodes)-1))
 	}
 	if miniwob {
-		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d (success: raw reward > 0; decayed: the mean time-decayed reward)",
+		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d (score: the mean raw reward, an episode the step budget cut counting −1 as the page's timeout would; strict: raw reward 1; raw>0; decayed: the mean time-decayed reward)",
 			catalog.MiniWoBSeed(catalog.SplitTest, seedBase), catalog.MiniWoBSeed(catalog.SplitTest, seedBase+int64(episodes)-1)))
 	}
 	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
@@ -121,9 +144,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stdout, "evaluating %s on the held-out %s tasks (%d tasks, %d episodes each)...\n", m.label, g.tier, len(g.fams), episodes)
 			ec := evalrun.Config{Config: cfg, Factory: f, Suite: g.suite, Families: g.fams, Tier: g.tier, Episodes: episodes, SeedBase: seedBase,
 				Executors: cfg.Actor.Executors, Log: log, Prefix: fmt.Sprintf("%seval-%s-%s-%d.", cfg.TopicPrefix, stamp, g.tier, i),
-				Sampled: m.onnx == nil, Keep: vals["keep"] == "true"}
+				Sampled: m.onnx == nil && m.policy == nil, Keep: vals["keep"] == "true", Policy: m.policy}
 			name := policy
-			if m.onnx == nil {
+			if ec.Sampled {
 				name = "random-init"
 			}
 			if res[i], err = evalrun.Evaluate(ctx, ec, name, m.onnx); err != nil {
@@ -210,8 +233,9 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 // writeEvalTable writes one tier's table: per task, each model's greedy
 // success; for MiniWoB++ tasks as the field reports them: the score (mean
 // raw reward), strict success (raw reward 1), success as raw reward > 0,
-// the mean time-decayed reward and the timeouts, with the published human
-// and CC-Net scores beside them.
+// the mean time-decayed reward and the unfinished episodes (the page's
+// timeouts + those the step budget cut, each scored −1), with the published
+// human and CC-Net scores beside them.
 func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalrun.Result, label func(int) string) {
 	miniwob := false
 	for _, fam := range res[0].Families() {
@@ -223,7 +247,7 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalrun.Result,
 	cols := 0
 	for i := range res {
 		if miniwob {
-			fmt.Fprintf(b, " %s score | %s strict | %s raw>0 | %s decayed | %s timeouts |", label(i), label(i), label(i), label(i), label(i))
+			fmt.Fprintf(b, " %s score | %s strict | %s raw>0 | %s decayed | %s timeouts+cut |", label(i), label(i), label(i), label(i), label(i))
 			cols += 5
 		} else {
 			fmt.Fprintf(b, " %s |", label(i))
@@ -241,8 +265,8 @@ func writeEvalTable(b *strings.Builder, tier catalog.Tier, res []evalrun.Result,
 		fmt.Fprintf(b, "| %s |", fam)
 		for _, r := range res {
 			if miniwob {
-				fmt.Fprintf(b, " %.2f | %d/%d | %d/%d | %.2f | %d |", r.MeanRaw(fam), r.Strict[fam], r.Episodes[fam],
-					r.Success[fam], r.Episodes[fam], r.MeanDecayed(fam), r.TimedOut[fam])
+				fmt.Fprintf(b, " %.2f | %d/%d | %d/%d | %.2f | %d+%d |", r.MeanRaw(fam), r.Strict[fam], r.Episodes[fam],
+					r.Success[fam], r.Episodes[fam], r.MeanDecayed(fam), r.TimedOut[fam], r.Cut[fam])
 			} else {
 				fmt.Fprintf(b, " %d/%d |", r.Success[fam], r.Episodes[fam])
 			}

@@ -114,6 +114,7 @@ func TestEvalTablePublishedColumns(t *testing.T) {
 		Strict:   map[string]int{"miniwob/find-greatest": 1, "miniwob/click-test-transfer": 3},
 		Episodes: map[string]int{"miniwob/find-greatest": 4, "miniwob/click-test-transfer": 4},
 		TimedOut: map[string]int{},
+		Cut:      map[string]int{"miniwob/find-greatest": 1},
 		Raw:      map[string]float64{"miniwob/find-greatest": 1.3, "miniwob/click-test-transfer": 3},
 		Decayed:  map[string]float64{"miniwob/find-greatest": 0.8},
 	}
@@ -124,9 +125,9 @@ func TestEvalTablePublishedColumns(t *testing.T) {
 	human, _ := pub.Score("click-test-transfer", catalog.PublishedHuman)
 	ccnet, _ := pub.Score("click-test-transfer", catalog.PublishedCCNet)
 	for _, want := range []string{
-		"| v9 score | v9 strict | v9 raw>0 | v9 decayed | v9 timeouts | Human (published) | CCNet (published) |",
-		"| miniwob/find-greatest | 0.33 | 1/4 | 4/4 | 0.20 | 0 | - | - |",
-		fmt.Sprintf("| miniwob/click-test-transfer | 0.75 | 3/4 | 3/4 | 0.00 | 0 | %.2f | %.2f |", human, ccnet),
+		"| v9 score | v9 strict | v9 raw>0 | v9 decayed | v9 timeouts+cut | Human (published) | CCNet (published) |",
+		"| miniwob/find-greatest | 0.33 | 1/4 | 4/4 | 0.20 | 0+1 | - | - |",
+		fmt.Sprintf("| miniwob/click-test-transfer | 0.75 | 3/4 | 3/4 | 0.00 | 0+0 | %.2f | %.2f |", human, ccnet),
 		"| **all** | **0.54** | **50%** | **88%** |",
 		// Neither task designed a feature: both are "other".
 		fmt.Sprintf("v9: development set (no task); other tasks 0.54 over 2 (%d above the human score).", map[bool]int{true: 1}[0.75 > human]),

@@ -63,7 +63,10 @@ type Config struct {
 	// Keep leaves the evaluation's topics in place (default: deleted when it
 	// ends), so the recorder can archive its episodes for inspection.
 	Keep bool
-	Log  *slog.Logger
+	// Policy, when set, acts instead of the network on onnx (a backend
+	// that is not the features network: -policy-backend openai).
+	Policy actor.Policy
+	Log    *slog.Logger
 }
 
 // Result is the greedy result per family on its held-out test site or
@@ -72,11 +75,45 @@ type Config struct {
 // MiniWoB++'s success; Raw and Decayed sum the raw and time-decayed
 // rewards, whose means are the task's score as the published tables count
 // it and the figure MiniWoB++ reports beside it. TimedOut counts episodes
-// the page's own time limit ended.
+// the page's own time limit ended; Cut those the step budget ended before
+// the page did. A cut MiniWoB++ episode scores −1 (raw and decayed), as
+// the page's timeout would have scored it: the published tables run an
+// episode until the page ends it, and an answer never given is a failure,
+// not 0 (until 12-05 it counted 0, above a wrong answer's −1).
 type Result struct {
-	Success, Strict, Episodes, Aborted, TimedOut map[string]int
+	Success, Strict, Episodes, Aborted, TimedOut, Cut map[string]int
 	Raw, Decayed                                 map[string]float64
 	Took                                         time.Duration
+}
+
+// NewResult is an empty Result.
+func NewResult() Result {
+	return Result{Success: map[string]int{}, Strict: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{},
+		TimedOut: map[string]int{}, Cut: map[string]int{}, Raw: map[string]float64{}, Decayed: map[string]float64{}}
+}
+
+// Add counts family's episode that rw ended.
+func (r Result) Add(family string, rw *eventspb.Reward) {
+	r.Episodes[family]++
+	if rw.GetTimedOut() {
+		r.TimedOut[family]++
+	}
+	raw, decayed := rw.GetRawReward(), rw.GetDecayedReward()
+	if rw.GetTruncated() && catalog.IsMiniWoB(family) {
+		r.Cut[family]++
+		raw, decayed = -1, -1
+	}
+	r.Decayed[family] += decayed
+	r.Raw[family] += raw
+	if !rw.GetAborted() && catalog.StrictSuccess(rw.GetRawReward()) {
+		r.Strict[family]++
+	}
+	switch {
+	case rw.GetAborted():
+		r.Aborted[family]++
+	case rw.GetSuccess():
+		r.Success[family]++
+	}
 }
 
 // MeanRaw is a family's score: the mean raw reward of its episodes, in
@@ -133,8 +170,7 @@ func (r Result) share(counts map[string]int) float64 {
 // episode ids on throwaway topics, and the done rewards read back. The same
 // config evaluates two models on the same task seeds.
 func Evaluate(ctx context.Context, c Config, name string, onnx []byte) (Result, error) {
-	res := Result{Success: map[string]int{}, Strict: map[string]int{}, Episodes: map[string]int{}, Aborted: map[string]int{}, TimedOut: map[string]int{},
-		Raw: map[string]float64{}, Decayed: map[string]float64{}}
+	res := NewResult()
 	t0 := time.Now()
 	c.Episodes = cmp.Or(c.Episodes, 10)
 	c.Tier = cmp.Or(c.Tier, catalog.Easy)
@@ -189,10 +225,14 @@ func Evaluate(ctx context.Context, c Config, name string, onnx []byte) (Result, 
 		return res, err
 	}
 	defer func() { _ = srv.Stop(context.Background()) }()
-	a, err := actor.New(c.Config, c.Factory, cat,
+	aopts := []actor.Option{
 		actor.WithExecutors(c.Executors), actor.WithWebenvURL(srv.URL()), actor.WithInitialONNX(onnx),
 		actor.WithPolicyName(name), actor.WithTaskGrace(time.Hour), actor.WithLogger(c.Log),
-		actor.WithMetrics(prometheus.NewRegistry()), actor.WithInstanceID("eval-"+name))
+		actor.WithMetrics(prometheus.NewRegistry()), actor.WithInstanceID("eval-" + name)}
+	if c.Policy != nil {
+		aopts = append(aopts, actor.WithPolicy(func([]byte, uint64) (actor.Policy, error) { return c.Policy, nil }))
+	}
+	a, err := actor.New(c.Config, c.Factory, cat, aopts...)
 	if err != nil {
 		return res, err
 	}
@@ -241,21 +281,7 @@ func Evaluate(ctx context.Context, c Config, name string, onnx []byte) (Result, 
 					return
 				}
 				done[ep] = true
-				res.Episodes[f]++
-				if rw.GetTimedOut() {
-					res.TimedOut[f]++
-				}
-				res.Decayed[f] += rw.GetDecayedReward()
-				res.Raw[f] += rw.GetRawReward()
-				if !rw.GetAborted() && catalog.StrictSuccess(rw.GetRawReward()) {
-					res.Strict[f]++
-				}
-				switch {
-				case rw.GetAborted():
-					res.Aborted[f]++
-				case rw.GetSuccess():
-					res.Success[f]++
-				}
+				res.Add(f, rw)
 			})
 			// Judged after the records are counted: a poll cut by the stall
 			// deadline may still return episodes that ended just before it.

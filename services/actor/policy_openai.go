@@ -1,0 +1,137 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
+)
+
+// BackendOpenAI names the policy backend of a model behind an
+// OpenAI-compatible server (Action.lm.backend).
+const BackendOpenAI = "openai"
+
+// openaiPolicy asks a model served behind an OpenAI-compatible API (vLLM,
+// SGLang, llama.cpp) for each action: Prepare renders the prompt (package
+// lm), Decide sends it and reads the one action out of the reply, with the
+// reply's tokens and their log-probs on the event.
+//
+//   - A reply that names no valid action on the page becomes a noop
+//     flagged invalid (Action.lm.invalid and its reason), and the reply is
+//     dead-lettered: the episode goes on, as BrowserGym goes on after an
+//     action error, and the learner sees what the model did.
+//   - A server that refuses, times out past its retries or garbles its
+//     reply fails the step (the episode is aborted, never training data),
+//     and its reply is dead-lettered with the reason.
+//
+// The server's weights are its own: Swap ignores published weights (weight
+// sync to a server is out of scope here; ARCHITECTURE.md says how vLLM and
+// SGLang take updates) and Version stays 0.
+type openaiPolicy struct {
+	cl     *lm.Client
+	set    action.Set
+	prompt lm.PromptOptions
+	log    *slog.Logger
+	once   sync.Once
+}
+
+// NewOpenAIPolicy is the openai backend over client cl, offering the
+// actions of set s.
+func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, log *slog.Logger) Policy {
+	if log == nil {
+		log = slog.Default()
+	}
+	prompt.Set = s
+	return &openaiPolicy{cl: cl, set: s, prompt: prompt, log: log}
+}
+
+// lmInput is a prepared prompt and the page it is about (which the reply's
+// bids are checked against).
+type lmInput struct {
+	obs  *eventspb.Observation
+	msgs []lm.Message
+}
+
+func (p *openaiPolicy) Prepare(obs *eventspb.Observation) (Input, error) {
+	return &lmInput{obs: obs, msgs: lm.Prompt(obs, p.prompt)}, nil
+}
+
+func (p *openaiPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, error) {
+	li, ok := in.(*lmInput)
+	if !ok {
+		return Decision{}, errForeignInput
+	}
+	t0 := time.Now()
+	c, err := p.cl.Complete(ctx, li.msgs, q.Greedy)
+	if err != nil {
+		var se *lm.ServerError
+		if errors.As(err, &se) {
+			err = &deadLetterError{err: err, dl: modelDeadLetter(li.obs, se.Body, se.Error())}
+		}
+		return Decision{}, &stageError{"model server", err}
+	}
+	out := &eventspb.LMOutput{
+		Backend: BackendOpenAI, Model: p.cl.Model(), Text: c.Text, FinishReason: c.FinishReason,
+		PromptTokens: uint32(c.PromptTokens), LatencyMs: uint32(c.Latency.Milliseconds()), Attempts: uint32(c.Attempts),
+	}
+	for _, t := range c.Tokens {
+		out.Tokens = append(out.Tokens, t.Text)
+		out.TokenLogprobs = append(out.TokenLogprobs, float32(t.Logprob))
+		if t.ID >= 0 {
+			out.TokenIds = append(out.TokenIds, t.ID)
+		}
+	}
+	if len(out.TokenIds) != len(out.Tokens) {
+		out.TokenIds = nil // some ids missing: none, rather than misaligned
+	}
+	d := Decision{Version: 0, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
+	a, perr := lm.ParseReply(c.Text, li.obs, p.set)
+	var ev *eventspb.Action
+	if perr != nil {
+		// Never run: a wait, flagged, so the episode goes on.
+		ev = &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: "noop()"}
+		out.Invalid, out.InvalidReason = true, action.Clip(perr.Error(), 300)
+		d.DeadLetter = modelDeadLetter(li.obs, []byte(c.Text), perr.Error())
+	} else if ev, err = action.ToProto(a); err != nil {
+		return Decision{}, &stageError{"model reply", err}
+	}
+	ev.LogProb, ev.Lm = c.Logprob(), out
+	d.Action = ev
+	return d, nil
+}
+
+func (p *openaiPolicy) Swap(ctx context.Context, weights []byte, version uint64) error {
+	p.once.Do(func() {
+		p.log.Warn("published weights not applied: the openai backend acts with the server's model", "version", version, "model", p.cl.Model())
+	})
+	return nil
+}
+
+func (p *openaiPolicy) Version() uint64             { return 0 }
+func (p *openaiPolicy) Close(context.Context) error { return nil }
+
+// modelDeadLetter is the dlq event for a model reply the actor could not
+// use: keyed by the page's episode and step, the reply (clipped by the
+// client) as payload.
+func modelDeadLetter(obs *eventspb.Observation, reply []byte, reason string) *eventspb.DeadLetter {
+	env := obs.GetEnvelope()
+	return eventspb.NewDeadLetter(nil, eventspb.DeadLetterSource{Topic: "model-server", Key: []byte(env.GetEpisodeId()), Payload: reply},
+		"actor", "openai.ChatCompletion", eventspb.ReasonCode_REASON_CODE_MODEL_REPLY,
+		action.Clip(fmt.Sprintf("step %d: %s", env.GetStep(), reason), 500))
+}
+
+// deadLetterError is a decision's failure with the dead letter that records
+// it; the executor publishes it before it aborts the episode.
+type deadLetterError struct {
+	err error
+	dl  *eventspb.DeadLetter
+}
+
+func (e *deadLetterError) Error() string { return e.err.Error() }
+func (e *deadLetterError) Unwrap() error { return e.err }

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/asyncwebrl/asyncwebrl/analytics"
+	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/topics"
+)
+
+// TestIntegrationOpenAIPipeline is the openai backend end to end, the short
+// version of the 100-episode drive: `-target=all -policy-backend=openai`
+// against llama.cpp's server with SmolLM2-135M (infra/lm-server.sh) on
+// real MiniWoB++ pages, the real broker and ClickHouse. Every action the
+// model chose carries its reply's tokens and log-probs, the joiner turns
+// the episodes into transitions, and the learner schedules without
+// training (no weights are published).
+func TestIntegrationOpenAIPipeline(t *testing.T) {
+	seeds := testenv.Brokers(t)
+	chAddr := testenv.ClickHouseAddr(t)
+	lmURL, lmModel := testenv.LMServer(t)
+	miniwob := testenv.MiniWoBDir(t)
+	prefix := testenv.Unique(t, "openai") + "."
+	db := testenv.Unique(t, "openai")
+	dir := t.TempDir()
+	bin := testenv.Binary(t, dir)
+	cat := topics.New(topics.WithPrefix(prefix))
+
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	chAdmin := analyticstest.Open(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = adm.DeleteGroups(ctx, prefix+"joiner", prefix+"learner", prefix+"learner-lease-default", prefix+"recorder", prefix+"actor")
+		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
+		analyticstest.Drop(t, chAdmin, db)
+	})
+
+	p := testenv.Start(t, bin, dir, "openai", "-target=all",
+		"-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix, "-topic-partitions=2",
+		"-clickhouse-addr="+chAddr, "-clickhouse-database="+db,
+		"-admin-addr="+freePort(t), "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+dir,
+		"-miniwob-dir="+miniwob, "-suite=miniwob", "-families=miniwob/click-test,miniwob/click-button,miniwob/focus-text",
+		"-policy-backend=openai", "-openai-base-url="+lmURL, "-openai-model="+lmModel,
+		"-instance-id=openai-test", "-duration=75s", "-executors=2", "-in-flight=4", "-stop-timeout=90s")
+	select {
+	case <-p.Done:
+	case <-time.After(6 * time.Minute):
+		t.Fatal("the run did not end within 6 minutes")
+	}
+	if p.Err != nil {
+		t.Fatalf("exit: %v", p.Err)
+	}
+	for _, line := range []string{"stopped cleanly", "training off", "policy backend: a model behind an OpenAI-compatible server"} {
+		if !p.LogContains(t, line) {
+			t.Errorf("log lacks %q", line)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := analytics.Open(ctx, analyticstest.Config(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var actions, withTokens, invalid, episodes, transitions, weights uint64
+	var meanLatency float64
+	q := fmt.Sprintf(`SELECT count(), countIf(lm_backend = 'openai' AND lm_output_tokens > 0 AND lm_model = '%s'), countIf(lm_invalid = 1), avg(lm_latency_ms)
+		FROM %s.actions WHERE policy_name != 'oracle'`, lmModel, db)
+	if err := conn.QueryRow(ctx, q).Scan(&actions, &withTokens, &invalid, &meanLatency); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sql string
+		n   *uint64
+	}{
+		{fmt.Sprintf("SELECT uniqExact(episode_id) FROM %s.rewards WHERE done", db), &episodes},
+		{fmt.Sprintf("SELECT count() FROM %s.transitions", db), &transitions},
+		{fmt.Sprintf("SELECT count() FROM %s.weights", db), &weights},
+	} {
+		if err := conn.QueryRow(ctx, c.sql).Scan(c.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d model actions (%d with tokens, %d invalid replies, mean request %.0f ms), %d episodes, %d transitions, %d weights versions",
+		actions, withTokens, invalid, meanLatency, episodes, transitions, weights)
+	if actions == 0 || withTokens != actions {
+		t.Errorf("%d of %d model actions carry the reply's tokens and log-probs", withTokens, actions)
+	}
+	if episodes == 0 || transitions == 0 {
+		t.Errorf("%d episodes ended, %d transitions joined", episodes, transitions)
+	}
+	if weights != 0 {
+		t.Errorf("%d weights versions published: the learner of a served model must not train", weights)
+	}
+}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PolicyBackends are the values of -policy-backend.
+var PolicyBackends = []string{"features", "openai"}
+
+// OpenAI is the model server of the openai policy backend: any server with
+// an OpenAI-compatible chat API (vLLM, SGLang, llama.cpp's server).
+type OpenAI struct {
+	// BaseURL is the server, e.g. http://127.0.0.1:8000 ("/v1" is added).
+	BaseURL string
+	// Model is the served model's name.
+	Model string
+	// APIKey is the bearer token; from the environment
+	// (ASYNCWEBRL_OPENAI_API_KEY or OPENAI_API_KEY) rather than the
+	// command line, and never printed.
+	APIKey Secret
+	// Timeout bounds one request (default 60s); Retries is how many times
+	// a timed-out or refused (429, 5xx) request is sent again (default 2).
+	Timeout time.Duration
+	Retries int
+	// MaxTokens bounds one reply (default 48).
+	MaxTokens int
+
+	key string
+}
+
+func (o *OpenAI) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.BaseURL, "openai-base-url", "", "openai backend: the model server's URL, e.g. http://127.0.0.1:8000 (/v1 is added) (env "+envName("openai-base-url")+")")
+	fs.StringVar(&o.Model, "openai-model", "", "openai backend: the served model's name (env "+envName("openai-model")+")")
+	fs.StringVar(&o.key, "openai-api-key", "", "openai backend: API key, sent as a bearer token (prefer the environment: "+envName("openai-api-key")+" or OPENAI_API_KEY)")
+	fs.DurationVar(&o.Timeout, "openai-timeout", 60*time.Second, "openai backend: bound of one request (env "+envName("openai-timeout")+")")
+	fs.IntVar(&o.Retries, "openai-retries", 2, "openai backend: times a timed-out or refused (429, 5xx) request is sent again (env "+envName("openai-retries")+")")
+	fs.IntVar(&o.MaxTokens, "openai-max-tokens", 48, "openai backend: longest reply in tokens (env "+envName("openai-max-tokens")+")")
+}
+
+// validate checks the server's settings when the backend is used.
+func (o *OpenAI) validate(backend string) error {
+	if o.key != "" {
+		o.APIKey = Secret(o.key)
+	}
+	if backend != "openai" {
+		return nil
+	}
+	if o.BaseURL == "" || o.Model == "" {
+		return errors.New("invalid -policy-backend openai: it needs -openai-base-url and -openai-model")
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("invalid -openai-base-url: want http(s)://host[:port][/path]")
+	}
+	if u.User != nil {
+		return errors.New("invalid -openai-base-url: credentials go in the API key (the environment), not the URL")
+	}
+	switch {
+	case o.Timeout <= 0:
+		return fmt.Errorf("invalid -openai-timeout %s: must be positive", o.Timeout)
+	case o.Retries < 0 || o.Retries > 10:
+		return fmt.Errorf("invalid -openai-retries %d: want 0..10", o.Retries)
+	case o.MaxTokens < 1 || o.MaxTokens > 4096:
+		return fmt.Errorf("invalid -openai-max-tokens %d: want 1..4096", o.MaxTokens)
+	}
+	return nil
+}
+
+// validateBackend checks -policy-backend.
+func (c *Config) validateBackend() error {
+	c.PolicyBackend = strings.ToLower(strings.TrimSpace(c.PolicyBackend))
+	if c.PolicyBackend == "" {
+		c.PolicyBackend = "features"
+	}
+	if c.PolicyBackend == "lm" {
+		return errors.New("invalid -policy-backend lm: the in-process language model is not built yet (issue 39); use openai with a local server (make lm-server)")
+	}
+	if err := oneOf("-policy-backend", c.PolicyBackend, PolicyBackends...); err != nil {
+		return err
+	}
+	return c.OpenAI.validate(c.PolicyBackend)
+}

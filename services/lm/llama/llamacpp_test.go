@@ -1,0 +1,83 @@
+package llama_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+)
+
+// TestIntegrationLlamaMatchesLlamaCpp: the Go forward pass on SmolLM2's
+// GGUF against llama.cpp's on the same file (llama-server's /completion
+// with n_probs), on a chat prompt: the same most likely next token, and
+// the log-probs of llama.cpp's top tokens within tol (llama.cpp multiplies
+// the quantized weights by 8-bit quantized activations; the reference
+// dequantizes the weights and keeps float32 activations).
+func TestIntegrationLlamaMatchesLlamaCpp(t *testing.T) {
+	const tol = 0.15
+	f, err := gguf.Open(testenv.LMModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := testenv.LMServer(t)
+	tok, err := f.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llama.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := "<|im_start|>user\nClick the button labelled \"Submit\". Elements: [3] button \"Cancel\" [4] button \"Submit\"<|im_end|>\n<|im_start|>assistant\nclick(\""
+	ids := tok.Encode(prompt, true)
+	logits, err := m.Forward(ids, m.NewCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := llama.LogSoftmax(logits)
+	best := 0
+	for i := range lp {
+		if lp[i] > lp[best] {
+			best = i
+		}
+	}
+
+	body, _ := json.Marshal(map[string]any{"prompt": ids, "n_predict": 1, "n_probs": 5, "temperature": 0, "cache_prompt": false})
+	resp, err := http.Post(base+"/completion", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Probs []struct {
+			ID  int32 `json:"id"`
+			Top []struct {
+				ID      int32   `json:"id"`
+				Token   string  `json:"token"`
+				Logprob float64 `json:"logprob"`
+			} `json:"top_logprobs"`
+		} `json:"completion_probabilities"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != http.StatusOK || len(r.Probs) == 0 || len(r.Probs[0].Top) == 0 {
+		t.Fatalf("/completion: %d %v %+v", resp.StatusCode, err, r)
+	}
+	top := r.Probs[0].Top
+	t.Logf("%d prompt tokens; Go's next token %d %q (%.3f); llama.cpp's top: %+v", len(ids), best, tok.Token(int32(best)), lp[best], top)
+	if int32(best) != top[0].ID {
+		t.Errorf("most likely next token: Go %d %q, llama.cpp %d %q", best, tok.Token(int32(best)), top[0].ID, top[0].Token)
+	}
+	worst := 0.0
+	for _, c := range top {
+		d := math.Abs(lp[c.ID] - c.Logprob)
+		worst = max(worst, d)
+		if d > tol {
+			t.Errorf("token %d %q: log-prob Go %.4f, llama.cpp %.4f", c.ID, c.Token, lp[c.ID], c.Logprob)
+		}
+	}
+	t.Logf("largest log-prob difference over llama.cpp's top %d: %.4f", len(top), worst)
+}
