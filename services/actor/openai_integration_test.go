@@ -129,7 +129,7 @@ func TestIntegrationOpenAIBackend(t *testing.T) {
 	}
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p := NewOpenAIPolicy(cl, action.SetBid, lm.PromptOptions{}, log)
+	p := NewOpenAIPolicy(cl, action.SetBid, lm.PromptOptions{}, false, log)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -34,21 +34,24 @@ const BackendOpenAI = "openai"
 // sync to a server is out of scope here; ARCHITECTURE.md says how vLLM and
 // SGLang take updates) and Version stays 0.
 type openaiPolicy struct {
-	cl     *lm.Client
-	set    action.Set
-	prompt lm.PromptOptions
+	cl      *lm.Client
+	set     action.Set
+	prompt  lm.PromptOptions
+	grammar bool
 	log    *slog.Logger
 	once   sync.Once
 }
 
 // NewOpenAIPolicy is the openai backend over client cl, offering the
-// actions of set s.
-func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, log *slog.Logger) Policy {
+// actions of set s; with grammar, each request carries the page's action
+// grammar (lm.Grammar), so that a server that honours it (llama.cpp)
+// answers only with actions the page can take.
+func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, grammar bool, log *slog.Logger) Policy {
 	if log == nil {
 		log = slog.Default()
 	}
 	prompt.Set = s
-	return &openaiPolicy{cl: cl, set: s, prompt: prompt, log: log}
+	return &openaiPolicy{cl: cl, set: s, prompt: prompt, grammar: grammar, log: log}
 }
 
 // lmInput is a prepared prompt and the page it is about (which the reply's
@@ -68,7 +71,13 @@ func (p *openaiPolicy) Decide(ctx context.Context, in Input, q Query) (Decision,
 		return Decision{}, errForeignInput
 	}
 	t0 := time.Now()
-	c, err := p.cl.Complete(ctx, li.msgs, q.Greedy)
+	grammar := ""
+	if p.grammar {
+		// A greedy episode's actions already tried from this state are
+		// left out, as the features network's greedy choice leaves them.
+		grammar = lm.Grammar(li.obs, p.set, q.Avoid...)
+	}
+	c, err := p.cl.Complete(ctx, li.msgs, q.Greedy, grammar)
 	if err != nil {
 		var se *lm.ServerError
 		if errors.As(err, &se) {

@@ -32,7 +32,7 @@ func TestOpenAIPolicyDecide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewOpenAIPolicy(cl, action.SetBid, lm.PromptOptions{}, nil)
+	p := NewOpenAIPolicy(cl, action.SetBid, lm.PromptOptions{}, false, nil)
 	obs := &eventspb.Observation{Envelope: &eventspb.Envelope{EpisodeId: "ep-1", Step: 2}, Instruction: "Click OK.",
 		Elements: []*eventspb.Element{{Bid: "b7", Role: "button", Text: "OK"}}}
 	in, err := p.Prepare(obs)

@@ -138,16 +138,18 @@ const (
 
 // Complete asks for the reply to msgs: sampled at temperature 1 without
 // truncation (top_p 1, top_k 0, min_p 0: a truncated distribution's
-// log-probs are not the policy's), or greedy at temperature 0. It retries
-// what Config.Retries says and returns a *ServerError when it gives up.
-func (c *Client) Complete(ctx context.Context, msgs []Message, greedy bool) (*Completion, error) {
+// log-probs are not the policy's), or greedy at temperature 0; with a
+// GBNF grammar (Grammar) when grammar is not empty, in llama.cpp's
+// "grammar" field. It retries what Config.Retries says and returns a
+// *ServerError when it gives up.
+func (c *Client) Complete(ctx context.Context, msgs []Message, greedy bool, grammar string) (*Completion, error) {
 	temp := 1.0
 	if greedy {
 		temp = 0
 	}
 	body, err := json.Marshal(chatRequest{
 		Model: c.c.Model, Messages: msgs, MaxTokens: c.c.MaxTokens, Temperature: temp,
-		TopP: 1, TopK: 0, MinP: 0, Logprobs: true, ReturnTokenIDs: true, Stream: false, N: 1,
+		TopP: 1, TopK: 0, MinP: 0, Logprobs: true, ReturnTokenIDs: true, Stream: false, N: 1, Grammar: grammar,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("unable to encode the chat request: %w", err)
@@ -262,6 +264,7 @@ type chatRequest struct {
 	ReturnTokenIDs bool      `json:"return_token_ids"`
 	Stream         bool      `json:"stream"`
 	N              int       `json:"n"`
+	Grammar        string    `json:"grammar,omitempty"`
 }
 
 // chatReply is the part of a chat completion read.

@@ -70,7 +70,7 @@ func TestCompleteRequest(t *testing.T) {
 		io.WriteString(w, reply(`click("5")`))
 	}, nil)
 	for _, greedy := range []bool{false, true} {
-		c, err := cl.Complete(context.Background(), msgs, greedy)
+		c, err := cl.Complete(context.Background(), msgs, greedy, "root ::= \"noop()\"")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +84,9 @@ func TestCompleteRequest(t *testing.T) {
 		if greedy {
 			wantTemp = 0
 		}
+		if got["grammar"] != "root ::= \"noop()\"" {
+			t.Errorf("grammar %v", got["grammar"])
+		}
 		if got["model"] != "smollm2" || got["logprobs"] != true || got["temperature"] != wantTemp || got["top_p"] != 1.0 || got["top_k"] != 0.0 || got["min_p"] != 0.0 {
 			t.Errorf("request %v", got)
 		}
@@ -96,7 +99,7 @@ func TestCompleteVLLMTokenIDs(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"content":"noop()"},"finish_reason":"stop","token_ids":[7,8],`+
 			`"logprobs":{"content":[{"token":"noop","logprob":-0.1},{"token":"()","logprob":-0.2}]}}]}`)
 	}, nil)
-	c, err := cl.Complete(context.Background(), msgs, false)
+	c, err := cl.Complete(context.Background(), msgs, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +150,7 @@ func TestCompleteFailures(t *testing.T) {
 			var n atomic.Int32
 			cl := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { tc.handler(w, n.Add(1)) },
 				func(c *Config) { c.Timeout = 200 * time.Millisecond })
-			c, err := cl.Complete(context.Background(), msgs, true)
+			c, err := cl.Complete(context.Background(), msgs, true, "")
 			if got := n.Load(); got != tc.attempts {
 				t.Errorf("%d requests, want %d", got, tc.attempts)
 			}
@@ -177,7 +180,7 @@ func TestCompleteCancelled(t *testing.T) {
 	cl := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if _, err := cl.Complete(ctx, msgs, false); !errors.Is(err, context.Canceled) {
+	if _, err := cl.Complete(ctx, msgs, false, ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }

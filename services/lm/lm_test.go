@@ -49,6 +49,13 @@ func TestPrompt(t *testing.T) {
 		case "prompt":
 		case "prompt-empty":
 			obs = &eventspb.Observation{Instruction: "Click the button."}
+		case "grammar":
+			var avoid []*eventspb.Action
+			if d.HasArg("avoid") {
+				avoid = append(avoid, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "5"},
+					&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "3", Text: "x"})
+			}
+			return Grammar(obs, o.Set, avoid...)
 		default:
 			d.Fatalf(t, "unknown command %s", d.Cmd)
 		}

@@ -29,6 +29,10 @@ type OpenAI struct {
 	Retries int
 	// MaxTokens bounds one reply (default 48).
 	MaxTokens int
+	// Grammar sends each page's action grammar (GBNF, llama.cpp's
+	// "grammar" field) so the server can only answer with an action the
+	// page can take (default on; servers without it ignore the field).
+	Grammar bool
 
 	key string
 }
@@ -39,6 +43,7 @@ func (o *OpenAI) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.key, "openai-api-key", "", "openai backend: API key, sent as a bearer token (prefer the environment: "+envName("openai-api-key")+" or OPENAI_API_KEY)")
 	fs.DurationVar(&o.Timeout, "openai-timeout", 60*time.Second, "openai backend: bound of one request (env "+envName("openai-timeout")+")")
 	fs.IntVar(&o.Retries, "openai-retries", 2, "openai backend: times a timed-out or refused (429, 5xx) request is sent again (env "+envName("openai-retries")+")")
+	fs.BoolVar(&o.Grammar, "openai-grammar", true, "openai backend: send each page's action grammar (GBNF, llama.cpp's grammar field), so the model can only answer with an action the page can take; false: it answers freely and an invalid reply runs as a noop (env "+envName("openai-grammar")+")")
 	fs.IntVar(&o.MaxTokens, "openai-max-tokens", 48, "openai backend: longest reply in tokens (env "+envName("openai-max-tokens")+")")
 }
 

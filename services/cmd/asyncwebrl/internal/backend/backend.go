@@ -22,8 +22,8 @@ func Policy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
-	log.Info("policy backend: a model behind an OpenAI-compatible server", "base_url", o.BaseURL, "model", o.Model, "api_key", o.APIKey)
-	return actor.NewOpenAIPolicy(cl, action.Set(cfg.ActionSet), lm.PromptOptions{}, log), nil
+	log.Info("policy backend: a model behind an OpenAI-compatible server", "base_url", o.BaseURL, "model", o.Model, "grammar", o.Grammar, "api_key", o.APIKey)
+	return actor.NewOpenAIPolicy(cl, action.Set(cfg.ActionSet), lm.PromptOptions{}, o.Grammar, log), nil
 }
 
 // Option is Policy as the actor's option: none for features.
