@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/onnxwire"
 )
 
 // Model is what ReadONNX recovers from an ONNX file: the architecture from
@@ -26,7 +28,7 @@ func ReadONNX(b []byte) (*Model, error) {
 	}
 	var params Params
 	err = eachField(graphBytes, func(num protowire.Number, typ protowire.Type, v []byte) error {
-		if num != graphInitializer || typ != protowire.BytesType {
+		if num != onnxwire.GraphInitializer || typ != protowire.BytesType {
 			return nil
 		}
 		p, err := readFloatTensor(v)
@@ -60,14 +62,14 @@ func readModel(b []byte) ([]byte, Architecture, error) {
 	var archJSON string
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch {
-		case num == modelGraph && typ == protowire.BytesType:
+		case num == onnxwire.ModelGraph && typ == protowire.BytesType:
 			graphBytes = v
-		case num == modelMetadataProps && typ == protowire.BytesType:
+		case num == onnxwire.ModelMetadataProps && typ == protowire.BytesType:
 			var key, val string
 			if err := eachField(v, func(n protowire.Number, t protowire.Type, x []byte) error {
-				if t == protowire.BytesType && n == entryKey {
+				if t == protowire.BytesType && n == onnxwire.EntryKey {
 					key = string(x)
-				} else if t == protowire.BytesType && n == entryValue {
+				} else if t == protowire.BytesType && n == onnxwire.EntryValue {
 					val = string(x)
 				}
 				return nil
@@ -138,7 +140,7 @@ func readFloatTensor(b []byte) (Param, error) {
 	var floats []float32
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch num {
-		case tensorDims:
+		case onnxwire.TensorDims:
 			vals, err := varints(typ, v)
 			if err != nil {
 				return err
@@ -146,21 +148,21 @@ func readFloatTensor(b []byte) (Param, error) {
 			for _, d := range vals {
 				p.Shape = append(p.Shape, int64(d))
 			}
-		case tensorDataType:
+		case onnxwire.TensorDataType:
 			vals, err := varints(typ, v)
 			if err != nil || len(vals) != 1 {
 				return fmt.Errorf("bad data_type: %v", err)
 			}
 			dtype = vals[0]
-		case tensorName:
+		case onnxwire.TensorName:
 			if typ == protowire.BytesType {
 				p.Name = string(v)
 			}
-		case tensorRawData:
+		case onnxwire.TensorRawData:
 			if typ == protowire.BytesType {
 				raw, hasRaw = v, true
 			}
-		case tensorFloatData:
+		case onnxwire.TensorFloatData:
 			switch typ {
 			case protowire.BytesType:
 				if len(v)%4 != 0 {
@@ -182,7 +184,7 @@ func readFloatTensor(b []byte) (Param, error) {
 	if err != nil {
 		return Param{}, err
 	}
-	if dtype != dtypeFloat {
+	if dtype != onnxwire.DTypeFloat {
 		return Param{}, fmt.Errorf("initializer %q has data type %d, want float (1)", p.Name, dtype)
 	}
 	n := int64(1)
