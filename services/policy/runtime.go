@@ -61,6 +61,11 @@ var runtimeState struct {
 	path string
 }
 
+// InitRuntime loads libonnxruntime once per process for every package
+// that runs a model (the policy's sessions, the language model's): from
+// explicit when set, else as ResolveLibraryPath finds it.
+func InitRuntime(explicit string) error { return initRuntime(explicit) }
+
 // initRuntime loads libonnxruntime once per process. ONNX Runtime has one
 // environment per process, so a second call with another library is an error.
 func initRuntime(explicit string) error {

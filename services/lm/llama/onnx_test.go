@@ -1,0 +1,77 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
+)
+
+// tiny is a random llama of the real one's structure at a small size: 2
+// blocks, 4 heads over 2 KV heads (groups of 2), head dim 8.
+func tiny(seed uint64) *Model {
+	s := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 48, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 64, Vocab: 50, RopeBase: 10000, NormEps: 1e-5}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	r := func(n int, scale float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = scale * float32(rng.NormFloat64())
+		}
+		return v
+	}
+	one := func(n int) []float32 {
+		v := r(n, 0.1)
+		for i := range v {
+			v[i] += 1
+		}
+		return v
+	}
+	w, ff, kvw := s.Width, s.FeedForward, s.KVHeads*s.Width/s.Heads
+	m := &Model{Shape: s, embed: r(s.Vocab*w, 0.5), norm: one(w)}
+	m.output = m.embed
+	for range s.Blocks {
+		m.blocks = append(m.blocks, block{attnNorm: one(w), ffnNorm: one(w),
+			q: r(w*w, 0.3), k: r(kvw*w, 0.3), v: r(kvw*w, 0.3), o: r(w*w, 0.2),
+			gate: r(ff*w, 0.2), up: r(ff*w, 0.2), down: r(w*ff, 0.2)})
+	}
+	return m
+}
+
+// TestIntegrationONNXMatchesForward: the ONNX graph on ONNX Runtime gives
+// Forward's logits, for a prompt and then token by token from the cache
+// (the actors' generation), to 1e-4.
+func TestIntegrationONNXMatchesForward(t *testing.T) {
+	m := tiny(3)
+	sess, err := NewSession(m.ONNX(), m.Shape, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ref, kv := m.NewCache(), sess.NewKV()
+	worst := 0.0
+	for step, ids := range [][]int32{{3, 17, 42, 8, 0}, {11}, {49}, {7, 7}} {
+		want, err := m.Forward(ids, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sess.Run(ids, kv)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("step %d: %d logits, want %d", step, len(got), len(want))
+		}
+		for i := range want {
+			d := math.Abs(float64(got[i] - want[i]))
+			worst = max(worst, d)
+			if d > 1e-4 {
+				t.Fatalf("step %d logit %d: ONNX %v, Go %v", step, i, got[i], want[i])
+			}
+		}
+		if kv.Len() != ref.Len() {
+			t.Fatalf("step %d: caches hold %d and %d positions", step, kv.Len(), ref.Len())
+		}
+	}
+	t.Logf("largest logit difference %.2g", worst)
+}
