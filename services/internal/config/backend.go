@@ -5,12 +5,30 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 )
 
 // PolicyBackends are the values of -policy-backend.
-var PolicyBackends = []string{"features", "openai"}
+var PolicyBackends = []string{"features", "lm", "openai"}
+
+// LM is the in-process language model of the lm policy backend.
+type LM struct {
+	// Model is the GGUF file; empty: <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf,
+	// where infra/setup.sh lm puts it.
+	Model string
+	// MaxTokens bounds one answer (default 48); Threads is ONNX Runtime's
+	// intra-op threads per decision (default 1: the executors' decisions
+	// run side by side).
+	MaxTokens, Threads int
+}
+
+func (l *LM) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.Model, "lm-model", "", "lm backend: the model's GGUF file (llama architecture, byte-level BPE, ChatML); empty = <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf from infra/setup.sh lm (env "+envName("lm-model")+")")
+	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 48, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
+	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
+}
 
 // OpenAI is the model server of the openai policy backend: any server with
 // an OpenAI-compatible chat API (vLLM, SGLang, llama.cpp's server).
@@ -82,11 +100,17 @@ func (c *Config) validateBackend() error {
 	if c.PolicyBackend == "" {
 		c.PolicyBackend = "features"
 	}
-	if c.PolicyBackend == "lm" {
-		return errors.New("invalid -policy-backend lm: the in-process language model is not built yet (issue 39); use openai with a local server (make lm-server)")
-	}
 	if err := oneOf("-policy-backend", c.PolicyBackend, PolicyBackends...); err != nil {
 		return err
+	}
+	if c.LM.Model == "" {
+		c.LM.Model = filepath.Join(c.RunDir, "lm", "SmolLM2-135M-Instruct.Q4_1.gguf")
+	}
+	switch {
+	case c.LM.MaxTokens < 1 || c.LM.MaxTokens > 1024:
+		return fmt.Errorf("invalid -lm-max-tokens %d: want 1..1024", c.LM.MaxTokens)
+	case c.LM.Threads < 1 || c.LM.Threads > 64:
+		return fmt.Errorf("invalid -lm-threads %d: want 1..64", c.LM.Threads)
 	}
 	return c.OpenAI.validate(c.PolicyBackend)
 }

@@ -87,6 +87,7 @@ type Config struct {
 	// then schedules tasks and keeps the curriculum without training).
 	PolicyBackend string
 	OpenAI        OpenAI
+	LM            LM
 	// Actor and Webenv configure those targets (actor.go).
 	Actor   Actor
 	Webenv  Webenv
@@ -193,8 +194,9 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.Pyroscope.AppName, "pyroscope-app-name", "asyncwebrl", "application name in Pyroscope")
 	str(&c.Pyroscope.User, "pyroscope-user", "", "Pyroscope basic-auth user")
 	str(&pyroPass, "pyroscope-password", "", "Pyroscope basic-auth password (prefer the environment variable)")
-	str(&c.PolicyBackend, "policy-backend", "features", "what chooses the actions: features (the network over the featurized page, trained by the learner) or openai (a model behind an OpenAI-compatible server: -openai-*; the learner schedules without training)")
+	str(&c.PolicyBackend, "policy-backend", "features", "what chooses the actions: features (the network over the featurized page, trained by the learner), lm (a language model in the actor, on ONNX Runtime: -lm-*; zero-shot for now, the learner schedules without training) or openai (a model behind an OpenAI-compatible server: -openai-*; the learner schedules without training)")
 	c.OpenAI.register(fs)
+	c.LM.register(fs)
 	c.Actor.register(fs)
 	c.Webenv.register(fs)
 	c.Learner.register(fs)

@@ -2,7 +2,6 @@ package llama
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
@@ -11,31 +10,7 @@ import (
 // tiny is a random llama of the real one's structure at a small size: 2
 // blocks, 4 heads over 2 KV heads (groups of 2), head dim 8.
 func tiny(seed uint64) *Model {
-	s := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 48, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 64, Vocab: 50, RopeBase: 10000, NormEps: 1e-5}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	r := func(n int, scale float32) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = scale * float32(rng.NormFloat64())
-		}
-		return v
-	}
-	one := func(n int) []float32 {
-		v := r(n, 0.1)
-		for i := range v {
-			v[i] += 1
-		}
-		return v
-	}
-	w, ff, kvw := s.Width, s.FeedForward, s.KVHeads*s.Width/s.Heads
-	m := &Model{Shape: s, embed: r(s.Vocab*w, 0.5), norm: one(w)}
-	m.output = m.embed
-	for range s.Blocks {
-		m.blocks = append(m.blocks, block{attnNorm: one(w), ffnNorm: one(w),
-			q: r(w*w, 0.3), k: r(kvw*w, 0.3), v: r(kvw*w, 0.3), o: r(w*w, 0.2),
-			gate: r(ff*w, 0.2), up: r(ff*w, 0.2), down: r(w*ff, 0.2)})
-	}
-	return m
+	return Random(gguf.Llama{Blocks: 2, Width: 32, FeedForward: 48, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 64, Vocab: 50, RopeBase: 10000, NormEps: 1e-5}, seed)
 }
 
 // TestIntegrationONNXMatchesForward: the ONNX graph on ONNX Runtime gives

@@ -133,3 +133,17 @@ func (s *Session) Run(ids []int32, c *KV) ([]float32, error) {
 
 // Close releases the session.
 func (s *Session) Close() error { return s.sess.Destroy() }
+
+// Clone is a copy of c that grows on its own (a cached prompt prefix
+// shared by every decision).
+func (c *KV) Clone() *KV {
+	out := &KV{keys: make([][]float32, len(c.keys)), values: make([][]float32, len(c.values)), n: c.n}
+	for i := range c.keys {
+		out.keys[i] = append([]float32(nil), c.keys[i]...)
+		out.values[i] = append([]float32(nil), c.values[i]...)
+	}
+	return out
+}
+
+// Shape is the model's shape.
+func (s *Session) Shape() gguf.Llama { return s.shape }

@@ -36,6 +36,7 @@ type Tokenizer struct {
 	ids     map[string]int32
 	ranks   map[string]int // "left right" → merge rank
 	special []string       // control and user-defined texts, longest first
+	isSpec  map[int32]bool
 	pre     func(string, []string) []string
 	bos     int32
 	eos     int32
@@ -54,7 +55,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, fmt.Errorf("unable to build the tokenizer: model %q (want gpt2, byte-level BPE)", v.Model)
 	}
 	t := &Tokenizer{tokens: v.Tokens, ids: make(map[string]int32, len(v.Tokens)), ranks: make(map[string]int, len(v.Merges)),
-		bos: v.BOS, eos: v.EOS, cache: map[string][]int32{}}
+		bos: v.BOS, eos: v.EOS, cache: map[string][]int32{}, isSpec: map[int32]bool{}}
 	switch v.Pre {
 	case "smollm":
 		t.pre = preSmolLM
@@ -75,6 +76,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		if len(v.Types) != 0 && (v.Types[i] == typeControl || v.Types[i] == typeUserDefined) && s != "" {
 			t.special = append(t.special, s)
+			t.isSpec[int32(i)] = true
 		}
 	}
 	slices.SortStableFunc(t.special, func(a, b string) int { return len(b) - len(a) })
@@ -218,6 +220,10 @@ func (t *Tokenizer) Decode(ids []int32) string {
 	return string(b)
 }
 
+// IsSpecial reports whether id is a control or user-defined token
+// (<|im_start|>, <|im_end|>, ...).
+func (t *Tokenizer) IsSpecial(id int32) bool { return t.isSpec[id] }
+
 // Token is the text of id as the vocabulary writes it (in the byte
 // alphabet: "Ġthe"), or "" when id is out of range.
 func (t *Tokenizer) Token(id int32) string {
@@ -225,4 +231,21 @@ func (t *Tokenizer) Token(id int32) string {
 		return ""
 	}
 	return t.tokens[id]
+}
+
+// ByteVocab is a vocabulary of the 256 byte symbols and the special
+// tokens special, with no merges: every text is its bytes. A tokenizer for
+// tests of what runs a model, whatever its size (the model's vocabulary
+// must be 256 + len(special)).
+func ByteVocab(special ...string) Vocab {
+	v := Vocab{Model: "gpt2", Pre: "gpt2"}
+	for b := range 256 {
+		v.Tokens = append(v.Tokens, string(byteRune[b]))
+		v.Types = append(v.Types, typeNormal)
+	}
+	for _, s := range special {
+		v.Tokens = append(v.Tokens, s)
+		v.Types = append(v.Types, typeControl)
+	}
+	return v
 }

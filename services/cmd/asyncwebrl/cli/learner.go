@@ -54,7 +54,8 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithBCUpdates(l.BCUpdates),
 		learner.WithDemoMix(l.DemoMix),
 		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
-		// A model server's weights are not the learner's to train.
+		// A model server's weights are not the learner's to train, and
+		// the in-process language model's training is not built yet.
 		learner.WithTraining(d.cfg.PolicyBackend == "features"),
 	}
 	if d.cfg.Loop == "sync" {

@@ -93,19 +93,23 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var models []model
 	var version uint64
-	if cfg.PolicyBackend == "openai" {
-		// A served model: no weights of the run's, zero-shot unless the
-		// server's model was trained elsewhere.
+	if cfg.PolicyBackend != "features" {
+		// A language model: no weights of the run's, zero-shot unless
+		// the model was trained elsewhere.
 		p, err := backend.Policy(cfg, log)
 		if err != nil {
 			return err
 		}
-		policy = "openai-" + strings.Map(func(r rune) rune {
+		served := cfg.OpenAI.Model
+		if cfg.PolicyBackend == "lm" {
+			served = strings.TrimSuffix(filepath.Base(cfg.LM.Model), ".gguf")
+		}
+		policy = cfg.PolicyBackend + "-" + strings.Map(func(r rune) rune {
 			if r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r) {
 				return r
 			}
 			return '-'
-		}, cfg.OpenAI.Model)
+		}, served)
 		models = append(models, model{label: policy, policy: p})
 	} else {
 		onnx, v, err := latestModel(ctx, f, cat, policy, log)

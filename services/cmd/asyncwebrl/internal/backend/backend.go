@@ -1,19 +1,29 @@
 package backend
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
+	"path/filepath"
+	"time"
 
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 )
 
 // Policy is the backend cfg names: nil for features (the actor's own
 // inference server on published weights), else the Policy to act with.
 func Policy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
-	if cfg.PolicyBackend != "openai" {
+	switch cfg.PolicyBackend {
+	case "lm":
+		return lmPolicy(cfg, log)
+	case "openai":
+	default:
 		return nil, nil
 	}
 	o := cfg.OpenAI
@@ -33,4 +43,41 @@ func Option(cfg *config.Config, log *slog.Logger) ([]actor.Option, error) {
 		return nil, err
 	}
 	return []actor.Option{actor.WithPolicy(func([]byte, uint64) (actor.Policy, error) { return p, nil })}, nil
+}
+
+// lmPolicy loads the GGUF model, writes its ONNX graph and starts the lm
+// backend on it.
+func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
+	t0 := time.Now()
+	f, err := gguf.Open(cfg.LM.Model)
+	if err != nil {
+		return nil, fmt.Errorf("unable to load the lm backend's model (infra/setup.sh lm fetches SmolLM2-135M): %w", err)
+	}
+	if err := lm.CheckChatML(f.String("tokenizer.chat_template")); err != nil {
+		return nil, fmt.Errorf("unable to use %s: %w", cfg.LM.Model, err)
+	}
+	tok, err := f.Tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	eos, ok := tok.ID("<|im_end|>")
+	if !ok {
+		return nil, fmt.Errorf("unable to use %s: no <|im_end|> token", cfg.LM.Model)
+	}
+	m, err := llama.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := llama.NewSession(m.ONNX(), m.Shape, cfg.LM.Threads)
+	if err != nil {
+		return nil, err
+	}
+	name := cmp.Or(f.String("general.name"), filepath.Base(cfg.LM.Model))
+	p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: name, EOS: eos}, action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
+	if err != nil {
+		_ = sess.Close()
+		return nil, err
+	}
+	log.Info("policy backend: a language model in the actor", "model", name, "file", cfg.LM.Model, "shape", m.String(), "loaded_in", time.Since(t0).Round(time.Millisecond))
+	return p, nil
 }

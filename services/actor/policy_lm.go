@@ -1,0 +1,163 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// BackendLM names the in-process language model backend (Action.lm.backend).
+const BackendLM = "lm"
+
+// LMModel is what the lm backend runs: the model's ONNX session, its
+// tokenizer and its name.
+type LMModel struct {
+	Session   *llama.Session
+	Tokenizer *tokenizer.Tokenizer
+	Name      string
+	// EOS ends an answer (<|im_end|> for ChatML models).
+	EOS int32
+}
+
+// lmPolicy is a language model in the actor's process: the same prompt as
+// the openai backend (package lm), rendered in ChatML, run on ONNX Runtime
+// (package llama) from a cached system-prompt prefix, and decoded under the
+// page's Language, so that every answer is an action the page can take. The
+// behaviour log-prob of each token is under that constrained distribution
+// (the softmax over the allowed tokens), as the learner's twin will compute
+// it from the same page.
+type lmPolicy struct {
+	m         LMModel
+	set       action.Set
+	prompt    lm.PromptOptions
+	dec       *lm.Decoder
+	maxTokens int
+	log       *slog.Logger
+
+	prefixIDs []int32
+	prefix    *llama.KV
+	once      sync.Once
+	rngMu     sync.Mutex
+	rng       *rand.Rand
+}
+
+// NewLMPolicy is the lm backend over model m with action set s; answers
+// longer than maxTokens tokens end the step as an invalid answer.
+func NewLMPolicy(m LMModel, s action.Set, maxTokens int, log *slog.Logger) (Policy, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &lmPolicy{m: m, set: s, prompt: lm.PromptOptions{Set: s}, dec: lm.NewDecoder(m.Tokenizer, m.EOS), maxTokens: maxTokens, log: log,
+		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x1ad))}
+	// The system message is the same for every decision: run once, its
+	// keys and values copied into each decision's cache.
+	sys := lm.ChatML([]lm.Message{{Role: "system", Content: lm.System(s)}})
+	sys = strings.TrimSuffix(sys, "<|im_start|>assistant\n")
+	p.prefixIDs = m.Tokenizer.Encode(sys, true)
+	p.prefix = m.Session.NewKV()
+	if _, err := m.Session.Run(p.prefixIDs, p.prefix); err != nil {
+		return nil, fmt.Errorf("unable to run the system prompt: %w", err)
+	}
+	return p, nil
+}
+
+// lmPrompt is a decision's prepared input: the page and its user turn's
+// tokens.
+type lmPrompt struct {
+	obs *eventspb.Observation
+	ids []int32
+}
+
+func (p *lmPolicy) Prepare(obs *eventspb.Observation) (Input, error) {
+	user := "<|im_start|>user\n" + lm.User(obs, p.prompt) + "<|im_end|>\n<|im_start|>assistant\n"
+	return &lmPrompt{obs: obs, ids: p.m.Tokenizer.Encode(user, true)}, nil
+}
+
+func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, error) {
+	lp, ok := in.(*lmPrompt)
+	if !ok {
+		return Decision{}, errForeignInput
+	}
+	t0 := time.Now()
+	lang := lm.NewLanguage(lp.obs, p.set, q.Avoid...)
+	kv := p.prefix.Clone()
+	logits, err := p.m.Session.Run(lp.ids, kv)
+	if err != nil {
+		return Decision{}, &stageError{"inference", err}
+	}
+	rng := q.RNG
+	if rng == nil {
+		p.rngMu.Lock()
+		rng = rand.New(rand.NewPCG(p.rng.Uint64(), p.rng.Uint64()))
+		p.rngMu.Unlock()
+	}
+	out := &eventspb.LMOutput{Backend: BackendLM, Model: p.m.Name, PromptTokens: uint32(len(p.prefixIDs) + len(lp.ids)), Attempts: 1}
+	var text strings.Builder
+	var logp float64
+	finish := "length"
+	for len(out.TokenIds) < p.maxTokens {
+		if ctx.Err() != nil {
+			return Decision{}, ctx.Err()
+		}
+		c, err := p.dec.Pick(lang, text.String(), logits, q.Greedy, rng)
+		if err != nil {
+			return Decision{}, &stageError{"sampling", err}
+		}
+		out.TokenIds = append(out.TokenIds, c.ID)
+		out.Tokens = append(out.Tokens, p.m.Tokenizer.Token(c.ID))
+		out.TokenLogprobs = append(out.TokenLogprobs, float32(c.Logprob))
+		logp += c.Logprob
+		if c.End {
+			finish = "stop"
+			break
+		}
+		text.WriteString(c.Text)
+		if ids, _ := p.dec.Allowed(lang, text.String()); len(ids) == 0 {
+			finish = "stop" // complete, and nothing can follow
+			break
+		}
+		if logits, err = p.m.Session.Run([]int32{c.ID}, kv); err != nil {
+			return Decision{}, &stageError{"inference", err}
+		}
+	}
+	out.Text, out.FinishReason = text.String(), finish
+	out.LatencyMs = uint32(time.Since(t0).Milliseconds())
+	d := Decision{Version: 0, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
+	a, perr := lm.ParseReply(out.Text, lp.obs, p.set)
+	var ev *eventspb.Action
+	if perr != nil {
+		// An answer cut by the token bound (or a point outside the
+		// frame): a wait, flagged, as the openai backend records it.
+		ev = &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: "noop()"}
+		out.Invalid, out.InvalidReason = true, action.Clip(perr.Error(), 300)
+		d.DeadLetter = modelDeadLetter(lp.obs, []byte(out.Text), perr.Error())
+	} else if ev, err = action.ToProto(a); err != nil {
+		return Decision{}, &stageError{"model reply", err}
+	}
+	ev.LogProb, ev.Lm = logp, out
+	d.Action = ev
+	return d, nil
+}
+
+func (p *lmPolicy) Swap(ctx context.Context, weights []byte, version uint64) error {
+	p.once.Do(func() {
+		p.log.Warn("published weights not applied: the lm backend does not train yet", "version", version, "model", p.m.Name)
+	})
+	return nil
+}
+
+func (p *lmPolicy) Version() uint64 { return 0 }
+func (p *lmPolicy) Close(context.Context) error {
+	return errors.Join(p.m.Session.Close())
+}

@@ -1,0 +1,99 @@
+package lm
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// Decoder constrains a model's next token to the page's Language: a token
+// is allowed when the answer so far followed by its text is still a
+// prefix of an answer; end of text only when the answer is complete.
+type Decoder struct {
+	tok   *tokenizer.Tokenizer
+	texts []string // each token's text (special tokens: "", never allowed)
+	eos   int32
+}
+
+// NewDecoder is the decoder over tok's vocabulary, ending answers with eos.
+func NewDecoder(tok *tokenizer.Tokenizer, eos int32) *Decoder {
+	d := &Decoder{tok: tok, eos: eos, texts: make([]string, tok.Len())}
+	for id := range tok.Len() {
+		if s := tok.Token(int32(id)); s != "" && !tok.IsSpecial(int32(id)) {
+			d.texts[id] = tok.Decode([]int32{int32(id)})
+		}
+	}
+	return d
+}
+
+// Allowed lists the tokens that may follow answer out in l, and whether
+// the answer may end here.
+func (d *Decoder) Allowed(l *Language, out string) (ids []int32, end bool) {
+	end = l.Complete(out)
+	for id, s := range d.texts {
+		if s != "" && l.Prefix(out+s) {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids, end
+}
+
+// Choice is one generated token and its log-prob under the constrained
+// distribution (the softmax of the logits over the allowed tokens), the
+// behaviour policy's.
+type Choice struct {
+	ID      int32
+	Text    string
+	Logprob float64
+	End     bool // the end token: the answer is complete
+}
+
+// ErrNoToken: nothing may follow the answer and it is not complete (a
+// language with no answer: a page with nothing to act on in the set).
+var ErrNoToken = errors.New("no token may follow the answer")
+
+// Pick chooses the next token of answer out from logits: the most likely
+// allowed one (greedy), or one drawn from the allowed tokens' softmax at
+// temperature 1 with rng.
+func (d *Decoder) Pick(l *Language, out string, logits []float32, greedy bool, rng *rand.Rand) (Choice, error) {
+	ids, end := d.Allowed(l, out)
+	if end {
+		ids = append(ids, d.eos)
+	}
+	if len(ids) == 0 {
+		return Choice{}, ErrNoToken
+	}
+	maxL := math.Inf(-1)
+	for _, id := range ids {
+		maxL = max(maxL, float64(logits[id]))
+	}
+	var sum float64
+	for _, id := range ids {
+		sum += math.Exp(float64(logits[id]) - maxL)
+	}
+	lse := maxL + math.Log(sum)
+	pick := ids[0]
+	if greedy {
+		for _, id := range ids {
+			if logits[id] > logits[pick] {
+				pick = id
+			}
+		}
+	} else {
+		u := rng.Float64() * sum
+		for _, id := range ids {
+			u -= math.Exp(float64(logits[id]) - maxL)
+			pick = id
+			if u <= 0 {
+				break
+			}
+		}
+	}
+	c := Choice{ID: pick, Logprob: float64(logits[pick]) - lse, End: pick == d.eos && end}
+	if !c.End {
+		c.Text = d.texts[pick]
+	}
+	return c, nil
+}

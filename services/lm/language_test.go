@@ -1,0 +1,101 @@
+package lm
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+)
+
+// sample draws an answer of l at random.
+func sample(l *Language, rng *rand.Rand) string {
+	var b strings.Builder
+	digits := func(n int) {
+		for range n {
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+	}
+	for _, p := range l.alts[rng.IntN(len(l.alts))] {
+		switch p.kind {
+		case partLit, partChoice:
+			b.WriteString(p.lits[rng.IntN(len(p.lits))])
+		case partNum:
+			digits(1 + rng.IntN(4))
+		case partInt:
+			if rng.IntN(2) == 0 {
+				b.WriteByte('-')
+			}
+			digits(1 + rng.IntN(4))
+		case partStr, partText, partKey:
+			alphabet := []rune("abc XYZ_9+-é日!")
+			if p.kind == partKey {
+				alphabet = []rune("aZ09+")
+			}
+			b.WriteByte('"')
+			for range rng.IntN(12) + map[partKind]int{partStr: 0, partText: 1, partKey: 1}[p.kind] {
+				b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+			}
+			b.WriteByte('"')
+		}
+	}
+	return b.String()
+}
+
+// TestLanguage: every answer of a page's language parses as an action on
+// that page (its bids there, its type in the set), each of its prefixes is
+// a prefix and none is complete before its end but the whole; and what the
+// language does not hold is refused.
+func TestLanguage(t *testing.T) {
+	obs := page()
+	for _, set := range []action.Set{action.SetBid, action.SetBidCoord} {
+		l := NewLanguage(obs, set)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for range 2000 {
+			s := sample(l, rng)
+			if !l.Complete(s) {
+				t.Fatalf("%s: sampled %q is not complete", set, s)
+			}
+			a, err := action.Parse(s)
+			if err != nil {
+				t.Fatalf("%s: %q does not parse: %v", set, s, err)
+			}
+			if a.BID != "" && !hasBID(obs, a.BID) {
+				t.Fatalf("%q: bid not on the page", s)
+			}
+			for i := range len(s) {
+				if !l.Prefix(s[:i]) {
+					t.Fatalf("%s: %q is not a prefix of the language (of %q)", set, s[:i], s)
+				}
+			}
+		}
+		for _, bad := range []string{`click("99")`, `click(5)`, `goto("x")`, `fill("5", "x")`, `click("3"))`, `fill("3", "a"b")`,
+			`select_option("7", "green")`, `mouse_click(12345, 1)`, `press("")`, "noop() ", `click("3")` + "\n"} {
+			if l.Complete(bad) {
+				t.Errorf("%s: %q is complete", set, bad)
+			}
+		}
+		for _, bad := range []string{"x", "click(\"9", "fill(\"5", "mouse_click(1, 2, "} {
+			if l.Prefix(bad) {
+				t.Errorf("%s: %q is a prefix", set, bad)
+			}
+		}
+	}
+	if l := NewLanguage(page(), action.SetBid); l.Prefix("mouse_click(") || !l.Prefix(`press("Control+a`) {
+		t.Error("the bid set's language")
+	}
+}
+
+// FuzzLanguagePrefix: Prefix never panics, and a complete string is a
+// prefix.
+func FuzzLanguagePrefix(f *testing.F) {
+	l := NewLanguage(page(), action.SetBidCoord)
+	for _, s := range []string{`click("3")`, `fill("4", "x`, "mouse_click(12, 3", "", `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if l.Complete(s) && !l.Prefix(s) {
+			t.Fatalf("%q complete but not a prefix", s)
+		}
+	})
+}
