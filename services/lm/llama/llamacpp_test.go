@@ -81,3 +81,54 @@ func TestIntegrationLlamaMatchesLlamaCpp(t *testing.T) {
 	}
 	t.Logf("largest log-prob difference over llama.cpp's top %d: %.4f", len(top), worst)
 }
+
+// TestIntegrationSmolLM2ONNX: SmolLM2's ONNX graph on ONNX Runtime against
+// the Go forward pass on the same weights: the log-probs of a chat prompt's
+// next token, and of three tokens generated from the cache, to 1e-3.
+func TestIntegrationSmolLM2ONNX(t *testing.T) {
+	f, err := gguf.Open(testenv.LMModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f.Tokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llama.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := llama.NewSession(m.ONNX(), m.Shape, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ids := tok.Encode("<|im_start|>user\nType \"hello\" into the box [4].<|im_end|>\n<|im_start|>assistant\n", true)
+	ref, kv := m.NewCache(), sess.NewKV()
+	worst := 0.0
+	for step := range 4 {
+		want, err := m.Forward(ids, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sess.Run(ids, kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lw, lg := llama.LogSoftmax(want), llama.LogSoftmax(got)
+		next := 0
+		for i := range lw {
+			if lw[i] > -20 { // the tokens that matter: the rest is noise far below
+				worst = max(worst, math.Abs(lw[i]-lg[i]))
+			}
+			if lw[i] > lw[next] {
+				next = i
+			}
+		}
+		if worst > 1e-3 {
+			t.Fatalf("step %d: log-probs differ by %.2g", step, worst)
+		}
+		ids = []int32{int32(next)}
+	}
+	t.Logf("largest log-prob difference over 4 steps: %.2g", worst)
+}
