@@ -1,0 +1,78 @@
+package lm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// TestDecoder: over a byte vocabulary, the allowed next tokens are exactly
+// the bytes that keep the answer a prefix; the end token only when it is
+// complete; a pick's log-prob is under the softmax of the allowed logits,
+// and greedy picks the largest of them.
+func TestDecoder(t *testing.T) {
+	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_end|>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eos, _ := tok.ID("<|im_end|>")
+	d := NewDecoder(tok, eos)
+	l := NewLanguage(page(), action.SetBid)
+	texts := func(ids []int32) map[string]bool {
+		m := map[string]bool{}
+		for _, id := range ids {
+			m[tok.Decode([]int32{id})] = true
+		}
+		return m
+	}
+	ids, end := d.Allowed(l, `click("`)
+	if got := texts(ids); end || len(got) != 5 || !got["3"] || !got["7"] || got["9"] {
+		t.Errorf(`after click(": %v, end %v`, got, end)
+	}
+	if ids, end = d.Allowed(l, `click("5")`); !end || len(ids) != 0 {
+		t.Errorf(`after click("5"): %d tokens, end %v`, len(ids), end)
+	}
+	logits := make([]float32, tok.Len())
+	for i := range logits {
+		logits[i] = float32(i%7) - 3
+	}
+	c, err := d.Pick(l, `click("`, logits, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, _ := d.Allowed(l, `click("`)
+	var sum float64
+	for _, id := range allowed {
+		sum += math.Exp(float64(logits[id]))
+		if logits[id] > logits[c.ID] {
+			t.Errorf("greedy picked %q below %q", c.Text, tok.Decode([]int32{id}))
+		}
+	}
+	if want := float64(logits[c.ID]) - math.Log(sum); math.Abs(c.Logprob-want) > 1e-9 {
+		t.Errorf("log-prob %v, want %v", c.Logprob, want)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[int32]int{}
+	for range 2000 {
+		c, err := d.Pick(l, `click("`, logits, false, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[c.ID]++
+	}
+	for _, id := range allowed {
+		p := math.Exp(float64(logits[id])) / sum
+		if got := float64(seen[id]) / 2000; math.Abs(got-p) > 0.05 {
+			t.Errorf("token %q drawn %.3f of the time, its probability %.3f", tok.Decode([]int32{id}), got, p)
+		}
+	}
+	if c, err := d.Pick(l, `click("5")`, logits, false, rng); err != nil || !c.End || c.ID != eos {
+		t.Errorf("complete answer: %+v %v", c, err)
+	}
+	if _, err := d.Pick(&Language{}, "", logits, true, nil); err != ErrNoToken {
+		t.Errorf("empty language: %v", err)
+	}
+}
