@@ -40,7 +40,6 @@ type LMModel struct {
 type lmPolicy struct {
 	m         LMModel
 	set       action.Set
-	prompt    lm.PromptOptions
 	dec       *lm.Decoder
 	maxTokens int
 	log       *slog.Logger
@@ -58,13 +57,11 @@ func NewLMPolicy(m LMModel, s action.Set, maxTokens int, log *slog.Logger) (Poli
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &lmPolicy{m: m, set: s, prompt: lm.PromptOptions{Set: s}, dec: lm.NewDecoder(m.Tokenizer, m.EOS), maxTokens: maxTokens, log: log,
+	p := &lmPolicy{m: m, set: s, dec: lm.NewDecoder(m.Tokenizer, m.EOS), maxTokens: maxTokens, log: log,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x1ad))}
 	// The system message is the same for every decision: run once, its
 	// keys and values copied into each decision's cache.
-	sys := lm.ChatML([]lm.Message{{Role: "system", Content: lm.System(s)}})
-	sys = strings.TrimSuffix(sys, "<|im_start|>assistant\n")
-	p.prefixIDs = m.Tokenizer.Encode(sys, true)
+	p.prefixIDs = lm.SystemIDs(m.Tokenizer, s)
 	p.prefix = m.Session.NewKV()
 	if _, err := m.Session.Run(p.prefixIDs, p.prefix); err != nil {
 		return nil, fmt.Errorf("unable to run the system prompt: %w", err)
@@ -80,8 +77,7 @@ type lmPrompt struct {
 }
 
 func (p *lmPolicy) Prepare(obs *eventspb.Observation) (Input, error) {
-	user := "<|im_start|>user\n" + lm.User(obs, p.prompt) + "<|im_end|>\n<|im_start|>assistant\n"
-	return &lmPrompt{obs: obs, ids: p.m.Tokenizer.Encode(user, true)}, nil
+	return &lmPrompt{obs: obs, ids: lm.UserIDs(p.m.Tokenizer, obs, p.set)}, nil
 }
 
 func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, error) {

@@ -3,6 +3,9 @@ package lm
 import (
 	"errors"
 	"strings"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
 // ChatML renders messages in the ChatML template (SmolLM2's, Qwen's) up to
@@ -24,4 +27,23 @@ func CheckChatML(template string) error {
 		return errors.New("the model's chat template is not ChatML (<|im_start|> … <|im_end|>), the one the lm backend writes")
 	}
 	return nil
+}
+
+// SystemIDs and UserIDs are the token form of a decision's chat in
+// ChatML: the system turn (the same for every page of action set s: a
+// model may cache it) and the user turn with the assistant's opening,
+// after which the answer follows. The actor's lm backend and the learner
+// build them here, so the learner scores an answer after exactly the
+// tokens the actor's model read.
+func SystemIDs(tok Encoder, s action.Set) []int32 {
+	return tok.Encode("<|im_start|>system\n"+System(s)+"<|im_end|>\n", true)
+}
+
+func UserIDs(tok Encoder, obs *eventspb.Observation, s action.Set) []int32 {
+	return tok.Encode("<|im_start|>user\n"+User(obs, PromptOptions{Set: s})+"<|im_end|>\n<|im_start|>assistant\n", true)
+}
+
+// Encoder is a tokenizer's encoding (tokenizer.Tokenizer).
+type Encoder interface {
+	Encode(text string, special bool) []int32
 }

@@ -28,6 +28,18 @@ func NewDecoder(tok *tokenizer.Tokenizer, eos int32) *Decoder {
 	return d
 }
 
+// Text is token id's text as the decoder spells answers ("" for special
+// tokens).
+func (d *Decoder) Text(id int32) string {
+	if id < 0 || int(id) >= len(d.texts) {
+		return ""
+	}
+	return d.texts[id]
+}
+
+// EOS is the token that ends an answer.
+func (d *Decoder) EOS() int32 { return d.eos }
+
 // Allowed lists the tokens that may follow answer out in l, and whether
 // the answer may end here.
 func (d *Decoder) Allowed(l *Language, out string) (ids []int32, end bool) {

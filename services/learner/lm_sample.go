@@ -1,0 +1,95 @@
+package learner
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// lmSample is one step of a language-model policy as the learner scores
+// it: the tokens the actor's model read (lm.SystemIDs, lm.UserIDs), the
+// answer it generated (Action.lm.token_ids), and for each answer token the
+// tokens the page's language allowed there (the decoder's constraint,
+// replayed from the page): the behaviour distribution was the softmax over
+// those, and so is the learner's.
+type lmSample struct {
+	prompt, answer []int32
+	allowed        [][]int32
+	logpOld        float64
+}
+
+// newLMSample rebuilds a sampled step's prompt and constraint from its
+// observation and action. Greedy steps (evaluation) are no training data;
+// an action without its token ids is not a language model's.
+func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observation, a *eventspb.Action, set action.Set) (*lmSample, error) {
+	g := a.GetLm()
+	if g == nil || len(g.GetTokenIds()) == 0 {
+		return nil, fmt.Errorf("unable to score action %s: no generated token ids", a.GetEnvelope().GetEventId())
+	}
+	s := &lmSample{prompt: append(lm.SystemIDs(tok, set), lm.UserIDs(tok, obs, set)...), answer: g.GetTokenIds(), logpOld: a.GetLogProb()}
+	lang := lm.NewLanguage(obs, set)
+	text := ""
+	for i, id := range s.answer {
+		ids, end := dec.Allowed(lang, text)
+		if end {
+			ids = append(ids, dec.EOS())
+		}
+		found := false
+		for _, x := range ids {
+			found = found || x == id
+		}
+		if !found {
+			return nil, fmt.Errorf("unable to score action %s: answer token %d (%d) is outside the page's language", a.GetEnvelope().GetEventId(), i, id)
+		}
+		s.allowed = append(s.allowed, ids)
+		text += dec.Text(id)
+	}
+	return s, nil
+}
+
+// lmLogProbs is each sample's log-prob of its answer under the twin: the
+// sum over answer tokens of the log-softmax of the logits over the allowed
+// tokens. The result [B] carries the graph to the trainable blocks.
+func lmLogProbs(tw *lmTwin, samples []*lmSample) (*ts.Tensor, error) {
+	V := int64(tw.shape.Vocab)
+	s := &scope{}
+	var per []*ts.Tensor
+	for _, smp := range samples {
+		seq := append(append([]int32(nil), smp.prompt...), smp.answer[:len(smp.answer)-1]...)
+		logits, err := tw.logits(seq)
+		if err != nil {
+			_ = s.finish()
+			return nil, err
+		}
+		s.tmp = append(s.tmp, logits)
+		A := int64(len(smp.answer))
+		rows := s.narrow(logits, 0, int64(len(smp.prompt))-1, A) // [A, V]
+		mask := make([]float32, A*V)
+		for i := range mask {
+			mask[i] = -1e9
+		}
+		pick := make([]int64, A)
+		for i, ids := range smp.allowed {
+			for _, id := range ids {
+				mask[int64(i)*V+int64(id)] = 0
+			}
+			pick[i] = int64(smp.answer[i])
+		}
+		mt, err := float32Tensor(mask, A, V)
+		s.keep(mt, err)
+		pt, err := int64Tensor(pick, A, 1)
+		s.keep(pt, err)
+		lp := s.gather(s.logSoftmax(s.add(rows, mt), 1), 1, pt) // [A, 1]
+		per = append(per, s.reshape(s.sumAll(lp), 1))
+	}
+	out := s.cat(0, per...)
+	if err := s.finish(out); err != nil {
+		return nil, fmt.Errorf("unable to score the answers: %w", err)
+	}
+	return out, nil
+}
