@@ -21,6 +21,10 @@ type lmSample struct {
 	prompt, answer []int32
 	allowed        [][]int32
 	logpOld        float64
+	// adv is the step's group-relative advantage (GRPO); demo marks a
+	// demonstration, trained by cloning (−log π) instead.
+	adv  float64
+	demo bool
 }
 
 // newLMSample rebuilds a sampled step's prompt and constraint from its

@@ -370,21 +370,31 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 // lock twice (ClipGradNorm, then TrainableVariables) and deadlocks, so the
 // clipping is done here on the model's parameters.
 func (t *trainer) backwardStep(loss *ts.Tensor) error {
-	if err := t.opt.ZeroGrad(); err != nil {
+	params := make([]*ts.Tensor, 0, len(t.model.params))
+	for _, p := range t.model.params {
+		params = append(params, p)
+	}
+	return clippedStep(t.opt, params, loss, t.hp.MaxGradNorm)
+}
+
+// clippedStep is backwardStep for any model: zero-grad, backward, clip the
+// global gradient norm of params to maxNorm (0: no clipping), step.
+func clippedStep(opt *nn.Optimizer, params []*ts.Tensor, loss *ts.Tensor, maxNorm float64) error {
+	if err := opt.ZeroGrad(); err != nil {
 		return err
 	}
 	if err := loss.Backward(); err != nil {
 		return err
 	}
-	if t.hp.MaxGradNorm > 0 {
-		grads := make([]*ts.Tensor, 0, len(t.model.params))
+	if maxNorm > 0 {
+		grads := make([]*ts.Tensor, 0, len(params))
 		defer func() {
 			for _, g := range grads {
 				_ = g.Drop()
 			}
 		}()
 		var sq float64
-		for _, p := range t.model.params {
+		for _, p := range params {
 			g, err := p.Grad(false)
 			if err != nil {
 				return err
@@ -408,7 +418,7 @@ func (t *trainer) backwardStep(loss *ts.Tensor) error {
 		if math.IsNaN(norm) || math.IsInf(norm, 0) {
 			return fmt.Errorf("the gradient norm is %v", norm)
 		}
-		if coef := t.hp.MaxGradNorm / (norm + 1e-6); coef < 1 {
+		if coef := maxNorm / (norm + 1e-6); coef < 1 {
 			for _, g := range grads {
 				if ok, err := g.Defined(); err == nil && ok {
 					if _, err := withScalar(coef, func(sc *ts.Scalar) (*ts.Tensor, error) {
@@ -420,7 +430,7 @@ func (t *trainer) backwardStep(loss *ts.Tensor) error {
 			}
 		}
 	}
-	return t.opt.Step()
+	return opt.Step()
 }
 
 // values copies x out (detached).

@@ -1,0 +1,136 @@
+package learner
+
+import (
+	"math"
+	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// TestLMTrainerLearns: GRPO steps with a positive advantage on one answer
+// and a negative one on another raise the first's log-prob and lower the
+// second's; only the top block and the output norm change; and the
+// exported weights, set into the reference model (an actor's swap), give
+// the twin's new log-prob.
+func TestLMTrainerLearns(t *testing.T) {
+	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eos, _ := tok.ID("<|im_end|>")
+	shape := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
+		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}
+	m := llama.Random(shape, 13)
+	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "button", Text: "Cancel"}}}
+	dec := lm.NewDecoder(tok, eos)
+	sampleOf := func(answer string) *lmSample {
+		a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: answer}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(answer, false)}}
+		s, err := newLMSample(tok, dec, obs, a, action.SetBid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	good, bad := sampleOf(`click("b1")`), sampleOf(`click("b2")`)
+	hp := DefaultHyper()
+	hp.LR = 1e-2
+	before := map[string][]float32{}
+	for _, w := range m.Tensors() {
+		before[w.Name] = append([]float32(nil), w.Data...)
+	}
+	err = onTorchThread(func() error {
+		tr, err := newLMTrainer(m, 1, hp)
+		if err != nil {
+			return err
+		}
+		defer tr.close()
+		score := func() (float64, float64, error) {
+			lp, err := lmLogProbs(tr.tw, []*lmSample{good, bad})
+			if err != nil {
+				return 0, 0, err
+			}
+			v, err := float64Values(lp)
+			return v[0], v[1], err
+		}
+		g0, b0, err := score()
+		if err != nil {
+			return err
+		}
+		for range 5 {
+			g, b, err := score()
+			if err != nil {
+				return err
+			}
+			good.logpOld, good.adv = g, 1
+			bad.logpOld, bad.adv = b, -1
+			if _, err := tr.step([]*lmSample{good, bad}); err != nil {
+				return err
+			}
+		}
+		g1, b1, err := score()
+		if err != nil {
+			return err
+		}
+		t.Logf("log-prob of the good answer %.3f → %.3f, of the bad one %.3f → %.3f", g0, g1, b0, b1)
+		if g1 <= g0 || b1 >= b0 {
+			t.Errorf("training did not move the answers: good %.3f → %.3f, bad %.3f → %.3f", g0, g1, b0, b1)
+		}
+		trained, err := tr.trained(m)
+		if err != nil {
+			return err
+		}
+		for _, w := range trained {
+			if !tr.tw.trainable(w.Name) {
+				t.Errorf("exported frozen weight %s", w.Name)
+			}
+		}
+		if len(trained) != 10 { // block 1's nine weights and the output norm
+			t.Errorf("%d trained weights exported", len(trained))
+		}
+		if err := m.SetTensors(trained); err != nil {
+			return err
+		}
+		var ref float64
+		cache := m.NewCache()
+		logits, err := m.Forward(good.prompt, cache)
+		if err != nil {
+			return err
+		}
+		for i := range good.answer {
+			if i > 0 {
+				if logits, err = m.Forward(good.answer[i-1:i], cache); err != nil {
+					return err
+				}
+			}
+			masked := make([]float32, len(logits))
+			for j := range masked {
+				masked[j] = -1e9
+			}
+			for _, id := range good.allowed[i] {
+				masked[id] = logits[id]
+			}
+			ref += llama.LogSoftmax(masked)[good.answer[i]]
+		}
+		if math.Abs(ref-g1) > 1e-3 {
+			t.Errorf("swapped reference model: %.5f, twin %.5f", ref, g1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range m.Tensors() {
+		changed := false
+		for i := range w.Data {
+			changed = changed || w.Data[i] != before[w.Name][i]
+		}
+		if changed != (w.Name == "output_norm" || len(w.Name) > 5 && w.Name[:5] == "blk1.") {
+			t.Errorf("weight %s changed %v", w.Name, changed)
+		}
+	}
+}
