@@ -50,3 +50,38 @@ func TestIntegrationONNXMatchesForward(t *testing.T) {
 	}
 	t.Logf("largest logit difference %.2g", worst)
 }
+
+// TestWeightsRoundTrip: a version's tensors encode and decode unchanged,
+// and set into another model of the shape make it compute as the first.
+func TestWeightsRoundTrip(t *testing.T) {
+	a, b := tiny(1), tiny(2)
+	var top []Tensor
+	for _, w := range a.Tensors() {
+		top = append(top, w) // all of them: b becomes a
+	}
+	enc, err := EncodeWeights(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := DecodeWeights(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetTensors(dec); err != nil {
+		t.Fatal(err)
+	}
+	ids := []int32{1, 2, 3}
+	la, _ := a.Forward(ids, a.NewCache())
+	lb, _ := b.Forward(ids, b.NewCache())
+	for i := range la {
+		if la[i] != lb[i] {
+			t.Fatalf("logit %d: %v after the round trip, %v before", i, lb[i], la[i])
+		}
+	}
+	if err := b.SetTensors([]Tensor{{Name: "blk9.q", Data: []float32{1}}}); err == nil {
+		t.Error("an unknown weight was set")
+	}
+	if err := b.SetTensors([]Tensor{{Name: "blk0.q", Data: []float32{1}}}); err == nil {
+		t.Error("a weight of the wrong size was set")
+	}
+}

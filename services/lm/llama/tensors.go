@@ -1,8 +1,11 @@
 package llama
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // Tensor is one named weight: its shape (rows first: a projection is
@@ -62,4 +65,37 @@ func (m *Model) SetTensors(ts []Tensor) error {
 		}
 	}
 	return nil
+}
+
+// WeightsFormat is Weights.format of a language model's published version:
+// its trained tensors (Tensors' names) as a NumPy .npz archive.
+const WeightsFormat = "lm-tensors-npz"
+
+// EncodeWeights is ts as WeightsFormat.
+func EncodeWeights(ts []Tensor) ([]byte, error) {
+	arrays := make([]policy.Input, len(ts))
+	for i, t := range ts {
+		arrays[i] = policy.Input{Name: t.Name, Shape: t.Shape, F32: t.Data}
+	}
+	var b bytes.Buffer
+	if err := policy.WriteNPZ(&b, arrays); err != nil {
+		return nil, fmt.Errorf("unable to encode the language model's weights: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// DecodeWeights reads EncodeWeights' bytes.
+func DecodeWeights(b []byte) ([]Tensor, error) {
+	arrays, err := policy.ReadNPZ(b)
+	if err != nil {
+		return nil, fmt.Errorf("unable to decode the language model's weights: %w", err)
+	}
+	out := make([]Tensor, len(arrays))
+	for i, a := range arrays {
+		if a.F32 == nil {
+			return nil, fmt.Errorf("unable to decode the language model's weights: %q is not float32", a.Name)
+		}
+		out[i] = Tensor{Name: a.Name, Shape: a.Shape, Data: a.F32}
+	}
+	return out, nil
 }
