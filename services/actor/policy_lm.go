@@ -20,14 +20,18 @@ import (
 // BackendLM names the in-process language model backend (Action.lm.backend).
 const BackendLM = "lm"
 
-// LMModel is what the lm backend runs: the model's ONNX session, its
-// tokenizer and its name.
+// LMModel is what the lm backend runs: the model (its weights, for a new
+// version's), its ONNX session, its tokenizer and its name.
 type LMModel struct {
+	Model     *llama.Model
 	Session   *llama.Session
 	Tokenizer *tokenizer.Tokenizer
 	Name      string
 	// EOS ends an answer (<|im_end|> for ChatML models).
 	EOS int32
+	// Threads is ONNX Runtime's intra-op threads of a new version's
+	// session (0: its choice).
+	Threads int
 }
 
 // lmPolicy is a language model in the actor's process: the same prompt as
@@ -43,12 +47,22 @@ type lmPolicy struct {
 	dec       *lm.Decoder
 	maxTokens int
 	log       *slog.Logger
-
 	prefixIDs []int32
-	prefix    *llama.KV
-	once      sync.Once
-	rngMu     sync.Mutex
-	rng       *rand.Rand
+
+	// mu guards the serving state: decisions hold it for reading while
+	// they generate; a swap takes it to replace the state, so the old
+	// session closes only after the decisions on it are done.
+	mu    sync.RWMutex
+	serve *lmServing
+	rngMu sync.Mutex
+	rng   *rand.Rand
+}
+
+// lmServing is one version's session and its system prompt's cache.
+type lmServing struct {
+	sess    *llama.Session
+	prefix  *llama.KV
+	version uint64
 }
 
 // NewLMPolicy is the lm backend over model m with action set s; answers
@@ -62,11 +76,20 @@ func NewLMPolicy(m LMModel, s action.Set, maxTokens int, log *slog.Logger) (Poli
 	// The system message is the same for every decision: run once, its
 	// keys and values copied into each decision's cache.
 	p.prefixIDs = lm.SystemIDs(m.Tokenizer, s)
-	p.prefix = m.Session.NewKV()
-	if _, err := m.Session.Run(p.prefixIDs, p.prefix); err != nil {
-		return nil, fmt.Errorf("unable to run the system prompt: %w", err)
+	var err error
+	if p.serve, err = p.serving(m.Session, 0); err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// serving runs the system prompt on sess.
+func (p *lmPolicy) serving(sess *llama.Session, version uint64) (*lmServing, error) {
+	kv := sess.NewKV()
+	if _, err := sess.Run(p.prefixIDs, kv); err != nil {
+		return nil, fmt.Errorf("unable to run the system prompt: %w", err)
+	}
+	return &lmServing{sess: sess, prefix: kv, version: version}, nil
 }
 
 // lmPrompt is a decision's prepared input: the page and its user turn's
@@ -86,9 +109,12 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 		return Decision{}, errForeignInput
 	}
 	t0 := time.Now()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	sv := p.serve
 	lang := lm.NewLanguage(lp.obs, p.set, q.Avoid...)
-	kv := p.prefix.Clone()
-	logits, err := p.m.Session.Run(lp.ids, kv)
+	kv := sv.prefix.Clone()
+	logits, err := sv.sess.Run(lp.ids, kv)
 	if err != nil {
 		return Decision{}, &stageError{"inference", err}
 	}
@@ -123,13 +149,13 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 			finish = "stop" // complete, and nothing can follow
 			break
 		}
-		if logits, err = p.m.Session.Run([]int32{c.ID}, kv); err != nil {
+		if logits, err = sv.sess.Run([]int32{c.ID}, kv); err != nil {
 			return Decision{}, &stageError{"inference", err}
 		}
 	}
 	out.Text, out.FinishReason = text.String(), finish
 	out.LatencyMs = uint32(time.Since(t0).Milliseconds())
-	d := Decision{Version: 0, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
+	d := Decision{Version: sv.version, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
 	a, perr := lm.ParseReply(out.Text, lp.obs, p.set)
 	var ev *eventspb.Action
 	if perr != nil {
@@ -146,14 +172,50 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 	return d, nil
 }
 
+// Swap installs version's trained tensors (llama.WeightsFormat): they are
+// set into a copy of the model's weights, its ONNX graph is written and
+// loaded, and the system prompt run on it, all beside the serving version;
+// then decisions move to it and the old session closes.
 func (p *lmPolicy) Swap(ctx context.Context, weights []byte, version uint64) error {
-	p.once.Do(func() {
-		p.log.Warn("published weights not applied: the lm backend does not train yet", "version", version, "model", p.m.Name)
-	})
+	ts, err := llama.DecodeWeights(weights)
+	if err != nil {
+		return err
+	}
+	next := p.m.Model.Clone()
+	if err := next.SetTensors(ts); err != nil {
+		return err
+	}
+	sess, err := llama.NewSession(next.ONNX(), next.Shape, p.m.Threads)
+	if err != nil {
+		return err
+	}
+	sv, err := p.serving(sess, version)
+	if err != nil {
+		_ = sess.Close()
+		return err
+	}
+	p.mu.Lock()
+	old := p.serve
+	p.serve = sv
+	p.mu.Unlock()
+	if old.sess != p.m.Session {
+		_ = old.sess.Close()
+	}
 	return nil
 }
 
-func (p *lmPolicy) Version() uint64 { return 0 }
+func (p *lmPolicy) Version() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.serve.version
+}
+
 func (p *lmPolicy) Close(context.Context) error {
-	return errors.Join(p.m.Session.Close())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	if p.serve.sess != p.m.Session {
+		errs = append(errs, p.serve.sess.Close())
+	}
+	return errors.Join(append(errs, p.m.Session.Close())...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
@@ -22,14 +23,62 @@ func testLM(t *testing.T) LMModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := llama.Random(gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
-		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}, 5)
+	m := llama.Random(testLMShape(tok.Len()), 5)
 	sess, err := llama.NewSession(m.ONNX(), m.Shape, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eos, _ := tok.ID("<|im_end|>")
-	return LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos}
+	return LMModel{Model: m, Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Threads: 1}
+}
+
+func testLMShape(vocab int) gguf.Llama {
+	return gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
+		Vocab: vocab, RopeBase: 10000, NormEps: 1e-5}
+}
+
+// TestLMPolicySwap: a published version (the top block's tensors) is
+// served from the next decision, stamped with its version; a blob that is
+// no version is refused and the serving version stays.
+func TestLMPolicySwap(t *testing.T) {
+	m := testLM(t)
+	p, err := NewLMPolicy(m, action.SetBid, 48, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}}}
+	in, _ := p.Prepare(obs)
+	before, err := p.Decide(context.Background(), in, Query{Greedy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top []llama.Tensor
+	for _, w := range llama.Random(testLMShape(m.Tokenizer.Len()), 99).Tensors() {
+		if strings.HasPrefix(w.Name, "blk1.") {
+			top = append(top, w)
+		}
+	}
+	blob, err := llama.EncodeWeights(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Swap(context.Background(), blob, 3); err != nil {
+		t.Fatal(err)
+	}
+	after, err := p.Decide(context.Background(), in, Query{Greedy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version() != 3 || after.Version != 3 || before.Version != 0 {
+		t.Errorf("versions: policy %d, decisions %d then %d", p.Version(), before.Version, after.Version)
+	}
+	if after.Action.GetLogProb() == before.Action.GetLogProb() && after.Action.GetLm().GetText() == before.Action.GetLm().GetText() {
+		t.Error("the new version answers as the old one did, to the last bit")
+	}
+	if err := p.Swap(context.Background(), []byte("onnx bytes"), 4); err == nil || p.Version() != 3 {
+		t.Errorf("a blob that is no version: %v, serving %d", err, p.Version())
+	}
 }
 
 // TestLMPolicyDecide: the in-process model answers only with actions the

@@ -99,3 +99,12 @@ func DecodeWeights(b []byte) ([]Tensor, error) {
 	}
 	return out, nil
 }
+
+// Clone is a copy of m whose weights can be set without touching m's. It
+// shares m's slices: SetTensors replaces a weight's slice, never writes
+// into it, so a version costs only the weights it changes.
+func (m *Model) Clone() *Model {
+	c := *m
+	c.blocks = append([]block(nil), m.blocks...)
+	return &c
+}

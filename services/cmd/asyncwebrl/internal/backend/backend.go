@@ -2,6 +2,7 @@ package backend
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -42,7 +43,15 @@ func Option(cfg *config.Config, log *slog.Logger) ([]actor.Option, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	return []actor.Option{actor.WithPolicy(func([]byte, uint64) (actor.Policy, error) { return p, nil })}, nil
+	return []actor.Option{actor.WithPolicy(func(weights []byte, version uint64) (actor.Policy, error) {
+		// A restarted actor of an lm run resumes the newest version.
+		if cfg.PolicyBackend == "lm" && version > 0 && len(weights) > 0 {
+			if err := p.Swap(context.Background(), weights, version); err != nil {
+				log.Warn("the newest published version does not load; acting with the base model", "version", version, "err", err)
+			}
+		}
+		return p, nil
+	})}, nil
 }
 
 // lmPolicy loads the GGUF model, writes its ONNX graph and starts the lm
@@ -73,7 +82,8 @@ func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 		return nil, err
 	}
 	name := cmp.Or(f.String("general.name"), filepath.Base(cfg.LM.Model))
-	p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: name, EOS: eos}, action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
+	p, err := actor.NewLMPolicy(actor.LMModel{Model: m, Session: sess, Tokenizer: tok, Name: name, EOS: eos, Threads: cfg.LM.Threads},
+		action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
 	if err != nil {
 		_ = sess.Close()
 		return nil, err
