@@ -82,6 +82,20 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 			}
 		}
 	}
+	if s.lm != nil {
+		ls, err := s.lm.sampleOf(tr)
+		switch {
+		case demo && errors.Is(err, errOutsideLanguage):
+			s.m.skipped.WithLabelValues("demo_not_representable").Inc()
+			return
+		case err != nil:
+			s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to score the language model's step: "+err.Error())
+			return
+		}
+		s.take(&sample{lm: ls, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
+			key: tr.GetFamily() + "/" + tr.GetSite()}, tr, now)
+		return
+	}
 	f, err := s.arch.Featurize(tr.GetObs())
 	if err != nil {
 		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to featurize the state: "+err.Error())
@@ -98,8 +112,15 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to map the action onto the policy's heads: "+err.Error())
 		return
 	}
-	smp := &sample{feats: f, choice: c, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
-		key: tr.GetFamily() + "/" + tr.GetSite()}
+	s.take(&sample{feats: f, choice: c, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
+		key: tr.GetFamily() + "/" + tr.GetSite()}, tr, now)
+}
+
+// take files a sample: a demonstration with the demonstrations, a policy
+// step with its episode (released with its return when the episode, or
+// its group, is done).
+func (s *Service) take(smp *sample, tr *eventspb.Transition, now time.Time) {
+	demo := smp.demo
 	if demo {
 		// Cloning needs no return: demonstrations skip the assembler.
 		s.demos.add(smp)

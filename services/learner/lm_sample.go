@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
@@ -31,11 +32,16 @@ type lmSample struct {
 // observation and action. Greedy steps (evaluation) are no training data;
 // an action without its token ids is not a language model's.
 func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observation, a *eventspb.Action, set action.Set) (*lmSample, error) {
-	g := a.GetLm()
-	if g == nil || len(g.GetTokenIds()) == 0 {
-		return nil, fmt.Errorf("unable to score action %s: no generated token ids", a.GetEnvelope().GetEventId())
+	answer := a.GetLm().GetTokenIds()
+	if len(answer) == 0 {
+		if a.GetEnvelope().GetSource() != eventspb.Source_SOURCE_DEMO {
+			return nil, fmt.Errorf("unable to score action %s: no generated token ids", a.GetEnvelope().GetEventId())
+		}
+		// A demonstration is its action's text, as the model would write
+		// it: cloned token by token.
+		answer = tok.Encode(a.GetRaw(), false)
 	}
-	s := &lmSample{prompt: append(lm.SystemIDs(tok, set), lm.UserIDs(tok, obs, set)...), answer: g.GetTokenIds(), logpOld: a.GetLogProb()}
+	s := &lmSample{prompt: append(lm.SystemIDs(tok, set), lm.UserIDs(tok, obs, set)...), answer: answer, logpOld: a.GetLogProb()}
 	lang := lm.NewLanguage(obs, set)
 	text := ""
 	for i, id := range s.answer {
@@ -48,13 +54,17 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 			found = found || x == id
 		}
 		if !found {
-			return nil, fmt.Errorf("unable to score action %s: answer token %d (%d) is outside the page's language", a.GetEnvelope().GetEventId(), i, id)
+			return nil, fmt.Errorf("unable to score action %s: answer token %d (%d) is outside the page's language: %w", a.GetEnvelope().GetEventId(), i, id, errOutsideLanguage)
 		}
 		s.allowed = append(s.allowed, ids)
 		text += dec.Text(id)
 	}
 	return s, nil
 }
+
+// errOutsideLanguage: an answer the page's language does not hold (a
+// demonstration typing a quote, a step of another action set).
+var errOutsideLanguage = errors.New("not in the language")
 
 // lmLogProbs is each sample's log-prob of its answer under the twin: the
 // sum over answer tokens of the log-softmax of the logits over the allowed

@@ -21,9 +21,20 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		<-ctx.Done()
 		return nil
 	}
-	t, err := newTrainer(s.arch, s.params, s.o.hyper)
-	if err != nil {
-		return err
+	var t stepper
+	var err error
+	if s.lm != nil {
+		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, s.o.hyper)
+		if err != nil {
+			return err
+		}
+		t = &lmStepper{t: lt, mode: s.lm}
+	} else {
+		ft, err := newTrainer(s.arch, s.params, s.o.hyper)
+		if err != nil {
+			return err
+		}
+		t = ft
 	}
 	defer t.close()
 	s.params = nil // the model owns them now
@@ -126,7 +137,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 // trainSync is one round of the on-policy loop: the batch's minibatch
 // updates, then the next version, published at once (the actors wait for
 // it). A failed publish is retried: the actors cannot go on without it.
-func (s *Service) trainSync(ctx context.Context, t *trainer, batch []*sample, rng *rand.Rand) (stepStats, error) {
+func (s *Service) trainSync(ctx context.Context, t stepper, batch []*sample, rng *rand.Rand) (stepStats, error) {
 	var st stepStats
 	var err error
 	for _, mb := range s.syncMinibatches(batch, rng) {

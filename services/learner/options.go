@@ -36,7 +36,9 @@ type options struct {
 	bcUpdates  int
 	demoMix    float64
 	// frozen: schedule and ingest, never train (WithTraining).
-	frozen  bool
+	frozen bool
+	// lm: train a language model (WithLanguageModel).
+	lm      *LMConfig
 	ckptDir string
 	// seed: the seed of the fresh initialisation and replay sampling (default 1).
 	seed       uint64

@@ -2,8 +2,6 @@ package learner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +61,7 @@ type Service struct {
 	params policy.Params // initial parameters, handed to the torch thread
 
 	cur *curriculum
+	lm  *lmMode // WithLanguageModel, or nil
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -97,6 +96,12 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.lm != nil && !o.hyper.Algo.Grouped() {
+		// The language model has no critic: its advantages are the
+		// group's.
+		o.log.Info("language model: training with grpo-plain, the model has no value head", "algo_asked", o.hyper.Algo)
+		o.hyper.Algo = GRPOPlain
+	}
 	m, err := newMetrics(o.reg)
 	if err != nil {
 		return nil, err
@@ -111,6 +116,9 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	}
 	if o.syncBatch > 0 {
 		s.sync = newSyncBatch(o.syncBatch)
+	}
+	if o.lm != nil {
+		s.lm = newLMMode(*o.lm)
 	}
 	if o.curriculum != nil {
 		c := *o.curriculum
@@ -410,8 +418,16 @@ func (s *Service) newClient(name string) func(...kgo.Opt) (*kgo.Client, error) {
 	return func(opts ...kgo.Opt) (*kgo.Client, error) { return s.factory.NewClient(name, opts...) }
 }
 
-// adopt takes parameters and version from a model.
+// adopt takes parameters and version from a model (a language model's
+// version: its tensors into the base model).
 func (s *Service) adopt(onnx []byte, version uint64) error {
+	if s.lm != nil {
+		if err := s.lm.adopt(onnx); err != nil {
+			return err
+		}
+		s.version.Store(version)
+		return nil
+	}
 	m, err := policy.ReadONNX(onnx)
 	if err != nil {
 		return err
@@ -509,25 +525,16 @@ func (s *Service) closeWork() {
 
 // publish exports the model to ONNX, publishes it as the next version and
 // then checkpoints it. Torch thread only.
-func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
+func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 	if err := s.awaitLead(ctx); err != nil {
 		return err
 	}
-	params, err := t.model.exportParams()
-	if err != nil {
-		return err
-	}
-	onnx, err := policy.WriteONNX(t.arch, params)
-	if err != nil {
-		return err
-	}
-	archJSON, err := t.arch.JSON()
+	onnx, format, archJSON, sum, err := t.export()
 	if err != nil {
 		return err
 	}
 	parent := s.version.Load()
 	v := parent + 1
-	sum := sha256.Sum256(onnx)
 	behind := s.behind()
 	s.m.behind.Set(behind)
 	now := time.Now()
@@ -537,8 +544,8 @@ func (s *Service) publish(ctx context.Context, t *trainer, st stepStats) error {
 		Version:           v,
 		ParentVersion:     parent,
 		Onnx:              onnx,
-		Format:            "onnx",
-		OnnxSha256:        hex.EncodeToString(sum[:]),
+		Format:            format,
+		OnnxSha256:        sum,
 		Architecture:      archJSON,
 		CreatedAtUnixNano: now.UnixNano(),
 		Updates:           uint64(s.updates.Load()),

@@ -1,6 +1,8 @@
 package learner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 
@@ -124,7 +126,10 @@ func DefaultHyper() Hyper {
 // sample is one training example: a featurized stable state, the action
 // taken as head indices, and what the objective needs.
 type sample struct {
-	feats   *policy.Features
+	feats *policy.Features
+	// lm is a language model's step (WithLanguageModel), in place of
+	// feats and choice.
+	lm      *lmSample
 	choice  policy.Choice
 	logpOld float64
 	// logpProx is the proximal log-prob of a decoupled objective: the
@@ -186,6 +191,32 @@ func newTrainer(arch policy.Architecture, params policy.Params, hp Hyper) (*trai
 }
 
 func (t *trainer) close() { t.model.close() }
+
+// stepper is what the learner's loop trains: the features network's
+// trainer or the language model's (lmStepper). export is the version to
+// publish: its blob, the blob's format, the architecture note and the
+// blob's hex sha256.
+type stepper interface {
+	step(batch []*sample) (stepStats, error)
+	close()
+	export() (blob []byte, format, arch, sum string, err error)
+}
+
+// export writes the network as ONNX.
+func (t *trainer) export() (blob []byte, format, arch, sum string, err error) {
+	params, err := t.model.exportParams()
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	if blob, err = policy.WriteONNX(t.arch, params); err != nil {
+		return nil, "", "", "", err
+	}
+	if arch, err = t.arch.JSON(); err != nil {
+		return nil, "", "", "", err
+	}
+	h := sha256.Sum256(blob)
+	return blob, "onnx", arch, hex.EncodeToString(h[:]), nil
+}
 
 // step runs one gradient update on batch. Demonstration samples get the
 // behaviour-cloning loss -log π(a_demo|s); policy samples the algorithm's.

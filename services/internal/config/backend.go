@@ -22,12 +22,16 @@ type LM struct {
 	// intra-op threads per decision (default 1: the executors' decisions
 	// run side by side).
 	MaxTokens, Threads int
+	// TrainBlocks is how many of the model's top blocks the learner
+	// trains (default 2; the rest stays the base model's).
+	TrainBlocks int
 }
 
 func (l *LM) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Model, "lm-model", "", "lm backend: the model's GGUF file (llama architecture, byte-level BPE, ChatML); empty = <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf from infra/setup.sh lm (env "+envName("lm-model")+")")
 	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 48, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
+	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 
 // OpenAI is the model server of the openai policy backend: any server with
@@ -111,6 +115,8 @@ func (c *Config) validateBackend() error {
 		return fmt.Errorf("invalid -lm-max-tokens %d: want 1..1024", c.LM.MaxTokens)
 	case c.LM.Threads < 1 || c.LM.Threads > 64:
 		return fmt.Errorf("invalid -lm-threads %d: want 1..64", c.LM.Threads)
+	case c.LM.TrainBlocks < 1 || c.LM.TrainBlocks > 1024:
+		return fmt.Errorf("invalid -lm-train-blocks %d: want 1 or more", c.LM.TrainBlocks)
 	}
 	return c.OpenAI.validate(c.PolicyBackend)
 }

@@ -6,7 +6,9 @@ import (
 
 	"path/filepath"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -54,9 +56,16 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithBCUpdates(l.BCUpdates),
 		learner.WithDemoMix(l.DemoMix),
 		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
-		// A model server's weights are not the learner's to train, and
-		// the in-process language model's training is not built yet.
-		learner.WithTraining(d.cfg.PolicyBackend == "features"),
+		// A model server's weights are not the learner's to train.
+		learner.WithTraining(d.cfg.PolicyBackend != "openai"),
+	}
+	if d.cfg.PolicyBackend == "lm" {
+		l, err := backend.LoadLM(d.cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
+			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks}))
 	}
 	if d.cfg.Loop == "sync" {
 		// One batch of episodes per version: the actors' executors.

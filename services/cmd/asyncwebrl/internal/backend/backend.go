@@ -15,6 +15,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
 )
 
 // Policy is the backend cfg names: nil for features (the actor's own
@@ -54,10 +55,17 @@ func Option(cfg *config.Config, log *slog.Logger) ([]actor.Option, error) {
 	})}, nil
 }
 
-// lmPolicy loads the GGUF model, writes its ONNX graph and starts the lm
-// backend on it.
-func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
-	t0 := time.Now()
+// LM is a language model loaded for the lm backend.
+type LM struct {
+	Model     *llama.Model
+	Tokenizer *tokenizer.Tokenizer
+	EOS       int32
+	Name      string
+}
+
+// LoadLM reads -lm-model: the weights, the tokenizer, the end token; the
+// chat template must be ChatML.
+func LoadLM(cfg *config.Config) (*LM, error) {
 	f, err := gguf.Open(cfg.LM.Model)
 	if err != nil {
 		return nil, fmt.Errorf("unable to load the lm backend's model (infra/setup.sh lm fetches SmolLM2-135M): %w", err)
@@ -77,17 +85,27 @@ func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := llama.NewSession(m.ONNX(), m.Shape, cfg.LM.Threads)
+	return &LM{Model: m, Tokenizer: tok, EOS: eos, Name: cmp.Or(f.String("general.name"), filepath.Base(cfg.LM.Model))}, nil
+}
+
+// lmPolicy loads the GGUF model, writes its ONNX graph and starts the lm
+// backend on it.
+func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
+	t0 := time.Now()
+	l, err := LoadLM(cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := cmp.Or(f.String("general.name"), filepath.Base(cfg.LM.Model))
-	p, err := actor.NewLMPolicy(actor.LMModel{Model: m, Session: sess, Tokenizer: tok, Name: name, EOS: eos, Threads: cfg.LM.Threads},
+	sess, err := llama.NewSession(l.Model.ONNX(), l.Model.Shape, cfg.LM.Threads)
+	if err != nil {
+		return nil, err
+	}
+	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads},
 		action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
 	if err != nil {
 		_ = sess.Close()
 		return nil, err
 	}
-	log.Info("policy backend: a language model in the actor", "model", name, "file", cfg.LM.Model, "shape", m.String(), "loaded_in", time.Since(t0).Round(time.Millisecond))
+	log.Info("policy backend: a language model in the actor", "model", l.Name, "file", cfg.LM.Model, "shape", l.Model.String(), "loaded_in", time.Since(t0).Round(time.Millisecond))
 	return p, nil
 }

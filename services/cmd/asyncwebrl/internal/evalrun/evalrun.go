@@ -82,8 +82,8 @@ type Config struct {
 // not 0 (until 12-05 it counted 0, above a wrong answer's −1).
 type Result struct {
 	Success, Strict, Episodes, Aborted, TimedOut, Cut map[string]int
-	Raw, Decayed                                 map[string]float64
-	Took                                         time.Duration
+	Raw, Decayed                                      map[string]float64
+	Took                                              time.Duration
 }
 
 // NewResult is an empty Result.

@@ -1,0 +1,100 @@
+package learner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+)
+
+// LMConfig is a language-model policy's training (WithLanguageModel): the
+// base model, its tokenizer and end token, the run's action set (the
+// prompts' and the constraint's), and how many top blocks learn.
+type LMConfig struct {
+	Model       *llama.Model
+	Tokenizer   *tokenizer.Tokenizer
+	EOS         int32
+	Set         action.Set
+	TrainBlocks int
+}
+
+// WithLanguageModel trains the lm backend's model instead of the features
+// network: samples are the answers' tokens (lmSample), updates GRPO on
+// their constrained log-probs (lmTrainer), versions the trained blocks
+// (llama.WeightsFormat). A non-grouped algorithm is taken as grpo-plain:
+// the model has no critic.
+func WithLanguageModel(c LMConfig) Option { return func(o *options) { o.lm = &c } }
+
+// lmMode is the learner's language-model state.
+type lmMode struct {
+	cfg LMConfig
+	dec *lm.Decoder
+	// model is the base with the newest version's tensors (adopt).
+	model *llama.Model
+}
+
+func newLMMode(c LMConfig) *lmMode {
+	return &lmMode{cfg: c, dec: lm.NewDecoder(c.Tokenizer, c.EOS), model: c.Model}
+}
+
+// sampleOf is tr's step as a language-model sample.
+func (l *lmMode) sampleOf(tr *eventspb.Transition) (*lmSample, error) {
+	return newLMSample(l.cfg.Tokenizer, l.dec, tr.GetObs(), tr.GetAction(), l.cfg.Set)
+}
+
+// adopt takes a published version's tensors into the base model.
+func (l *lmMode) adopt(blob []byte) error {
+	ts, err := llama.DecodeWeights(blob)
+	if err != nil {
+		return err
+	}
+	next := l.model.Clone()
+	if err := next.SetTensors(ts); err != nil {
+		return err
+	}
+	l.model = next
+	return nil
+}
+
+// lmStepper adapts lmTrainer to the learner's loop: samples in, a version
+// out.
+type lmStepper struct {
+	t    *lmTrainer
+	mode *lmMode
+}
+
+func (s *lmStepper) step(batch []*sample) (stepStats, error) {
+	lb := make([]*lmSample, len(batch))
+	for i, x := range batch {
+		if x.lm == nil {
+			return stepStats{}, fmt.Errorf("unable to train the language model on a sample without tokens")
+		}
+		ls := *x.lm
+		ls.logpOld, ls.adv, ls.demo = x.logpOld, x.adv, x.demo
+		lb[i] = &ls
+	}
+	st, err := s.t.step(lb)
+	st.Staleness, st.MaxStaleness = 0, 0
+	return st, err
+}
+
+func (s *lmStepper) close() { s.t.close() }
+
+// export is the version's blob: the trained tensors as .npz.
+func (s *lmStepper) export() (blob []byte, format, arch, sum string, err error) {
+	ts, err := s.t.trained(s.mode.model)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	if blob, err = llama.EncodeWeights(ts); err != nil {
+		return nil, "", "", "", err
+	}
+	h := sha256.Sum256(blob)
+	return blob, llama.WeightsFormat, fmt.Sprintf(`{"model":%q,"train_blocks":%d}`, s.mode.model.String(), s.mode.cfg.TrainBlocks),
+		hex.EncodeToString(h[:]), nil
+}
