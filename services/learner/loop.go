@@ -21,23 +21,11 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		<-ctx.Done()
 		return nil
 	}
-	var t stepper
-	var err error
-	if s.lm != nil {
-		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, s.o.hyper)
-		if err != nil {
-			return err
-		}
-		t = &lmStepper{t: lt, mode: s.lm}
-	} else {
-		ft, err := newTrainer(s.arch, s.params, s.o.hyper)
-		if err != nil {
-			return err
-		}
-		t = ft
+	t, err := s.newStepper()
+	if err != nil {
+		return err
 	}
 	defer t.close()
-	s.params = nil // the model owns them now
 	ready <- nil
 
 	var bcUpdates int
@@ -132,6 +120,24 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		}
 	}
 	return nil
+}
+
+// newStepper is the trainer of the learner's model: the language model's
+// (WithLanguageModel) or the features network's.
+func (s *Service) newStepper() (stepper, error) {
+	if s.lm != nil {
+		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, s.o.hyper)
+		if err != nil {
+			return nil, err
+		}
+		return &lmStepper{t: lt, mode: s.lm}, nil
+	}
+	ft, err := newTrainer(s.arch, s.params, s.o.hyper)
+	if err != nil {
+		return nil, err
+	}
+	s.params = nil // the model owns them now
+	return ft, nil
 }
 
 // trainSync is one round of the on-policy loop: the batch's minibatch

@@ -10,7 +10,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
-	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -143,7 +142,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 		}
 	}
 	err = onTorchThread(func() error {
-		t, err := newTrainer(s.arch, s.params, s.o.hyper)
+		t, err := s.newStepper()
 		if err != nil {
 			return err
 		}
@@ -165,11 +164,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 		if err := s.publish(ctx, t, st); err != nil {
 			return err
 		}
-		params, err := t.model.exportParams()
-		if err != nil {
-			return err
-		}
-		res.ONNX, err = policy.WriteONNX(t.arch, params)
+		res.ONNX, _, _, _, err = t.export()
 		return err
 	})
 	if err != nil {
