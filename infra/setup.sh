@@ -160,7 +160,7 @@ step_python() {
 # a clean clone on the same machine copies it instead of compiling again.
 step_lm() {
   local dir=$RUN_DIR/lm cache=${ASYNCWEBRL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/asyncwebrl} tmp
-  local bin=$cache/llama-server-$LLAMA_CPP_PYTHON_VERSION
+  local bin=$cache/llama-server-$LLAMA_CPP_PYTHON_VERSION-avx2
   mkdir -p "$dir/bin" "$cache"
   if [ "$(stat -c %s "$dir/$SMOLLM2_GGUF" 2>/dev/null)" = "$SMOLLM2_BYTES" ]; then
     log "lm: $SMOLLM2_GGUF present"
@@ -183,9 +183,13 @@ step_lm() {
       { rm -rf "$tmp"; die "lm: pip download llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION failed"; }
     tar xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp" "llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
     # A static CPU build of the server alone: no curl, no web UI, no tests.
+    # AVX2 and FMA, not -march=native: a VM's CPU may report AMX tiles the
+    # kernel does not grant, and ggml's AMX matmul then segfaults on the
+    # first batch (seen here on 12-05); AVX2 also runs on any x86-64 CI host.
     cmake -S "$tmp/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
       -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-      -DLLAMA_BUILD_UI=OFF -DGGML_NATIVE=ON >"$tmp/cmake.log" 2>&1 || { tail -n 30 "$tmp/cmake.log" >&2; die "lm: cmake configure failed ($tmp)"; }
+      -DLLAMA_BUILD_UI=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+      -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF >"$tmp/cmake.log" 2>&1 || { tail -n 30 "$tmp/cmake.log" >&2; die "lm: cmake configure failed ($tmp)"; }
     cmake --build "$tmp/build" --target llama-server -j "$(nproc)" >"$tmp/build.log" 2>&1 ||
       { tail -n 30 "$tmp/build.log" >&2; die "lm: building llama-server failed ($tmp)"; }
     cp "$tmp/build/bin/llama-server" "$bin.tmp" && mv "$bin.tmp" "$bin"
