@@ -153,7 +153,9 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 			return Decision{}, &stageError{"inference", err}
 		}
 	}
-	out.Text, out.FinishReason = text.String(), finish
+	// An answer cut by the bound may end inside a character: the event
+	// holds valid UTF-8 (the token ids hold the bytes).
+	out.Text, out.FinishReason = strings.ToValidUTF8(text.String(), "\uFFFD"), finish
 	out.LatencyMs = uint32(time.Since(t0).Milliseconds())
 	d := Decision{Version: sv.version, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
 	a, perr := lm.ParseReply(out.Text, lp.obs, p.set)

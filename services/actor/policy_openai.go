@@ -38,8 +38,8 @@ type openaiPolicy struct {
 	set     action.Set
 	prompt  lm.PromptOptions
 	grammar bool
-	log    *slog.Logger
-	once   sync.Once
+	log     *slog.Logger
+	once    sync.Once
 }
 
 // NewOpenAIPolicy is the openai backend over client cl, offering the

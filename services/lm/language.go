@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
@@ -245,7 +246,19 @@ func partEnds(p part, s string) []partEnd {
 			return nil
 		}
 		n := 0
-		for i, r := range s[1:] {
+		body := s[1:]
+		for i, r := range body {
+			if r == utf8.RuneError {
+				// A token may end inside a character: the rest of its
+				// bytes may still come, but only at the very end; bytes
+				// that are no UTF-8 never make an answer.
+				if _, size := utf8.DecodeRuneInString(body[i:]); size == 1 {
+					if !utf8.FullRuneInString(body[i:]) {
+						return []partEnd{{prefix: true}}
+					}
+					return nil
+				}
+			}
 			if r == '"' {
 				if p.kind != partStr && n == 0 {
 					return nil

@@ -99,3 +99,22 @@ func FuzzLanguagePrefix(f *testing.F) {
 		}
 	})
 }
+
+// TestLanguageUTF8: a string may end inside a character (the next token
+// brings the rest), but bytes that are no UTF-8 are refused, so that a
+// complete answer is always valid UTF-8.
+func TestLanguageUTF8(t *testing.T) {
+	l := NewLanguage(page(), action.SetBid)
+	e := "é" // 2 bytes
+	if !l.Prefix(`fill("3", "caf` + e[:1]) {
+		t.Error("a character's first byte at the end was refused")
+	}
+	if !l.Complete(`fill("3", "caf` + e + `")`) {
+		t.Error("a whole character was refused")
+	}
+	for _, bad := range []string{`fill("3", "caf` + e[:1] + `x`, `fill("3", "` + "\xff", `fill("3", "` + e[:1] + `")`} {
+		if l.Prefix(bad) {
+			t.Errorf("%q is a prefix", bad)
+		}
+	}
+}
