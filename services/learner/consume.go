@@ -66,6 +66,13 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		}
 		return
 	}
+	if s.o.frozen {
+		// Nothing trains on it (a served model's run): read for the
+		// group's offsets and the lag, not mapped onto a network that
+		// did not act.
+		s.m.skipped.WithLabelValues("not_trained").Inc()
+		return
+	}
 	demo := tr.GetAction().GetEnvelope().GetSource() == eventspb.Source_SOURCE_DEMO
 	if !demo && s.o.maxLag > 0 && tr.GetPolicyVersion()+s.o.maxLag < s.version.Load() {
 		s.m.skipped.WithLabelValues("stale").Inc()

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -66,6 +67,8 @@ func (l *lmMode) adopt(blob []byte) error {
 type lmStepper struct {
 	t    *lmTrainer
 	mode *lmMode
+	// ctx is the learner's run: a stop ends an update between samples.
+	ctx context.Context
 }
 
 func (s *lmStepper) step(batch []*sample) (stepStats, error) {
@@ -78,7 +81,7 @@ func (s *lmStepper) step(batch []*sample) (stepStats, error) {
 		ls.logpOld, ls.adv, ls.demo = x.logpOld, x.adv, x.demo
 		lb[i] = &ls
 	}
-	st, err := s.t.step(lb)
+	st, err := s.t.step(s.ctx, lb)
 	st.Staleness, st.MaxStaleness = 0, 0
 	return st, err
 }

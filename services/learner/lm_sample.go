@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -68,21 +69,27 @@ var errOutsideLanguage = errors.New("not in the language")
 
 // lmLogProbs is each sample's log-prob of its answer under the twin: the
 // sum over answer tokens of the log-softmax of the logits over the allowed
-// tokens. The result [B] carries the graph to the trainable blocks.
-func lmLogProbs(tw *lmTwin, samples []*lmSample) (*ts.Tensor, error) {
+// tokens. The result [B] carries the graph to the trainable blocks. A
+// sample's pass takes seconds on a long prompt: ctx is checked before
+// each, so that a stop does not wait for the whole batch.
+func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tensor, error) {
 	V := int64(tw.shape.Vocab)
 	s := &scope{}
 	var per []*ts.Tensor
 	for _, smp := range samples {
+		if err := ctx.Err(); err != nil {
+			_ = s.finish()
+			return nil, err
+		}
 		seq := append(append([]int32(nil), smp.prompt...), smp.answer[:len(smp.answer)-1]...)
-		logits, err := tw.logits(seq)
+		logits, err := tw.logits(seq, len(smp.prompt)-1)
 		if err != nil {
 			_ = s.finish()
 			return nil, err
 		}
 		s.tmp = append(s.tmp, logits)
 		A := int64(len(smp.answer))
-		rows := s.narrow(logits, 0, int64(len(smp.prompt))-1, A) // [A, V]
+		rows := logits // [A, V]: the positions whose next token is the answer's
 		mask := make([]float32, A*V)
 		for i := range mask {
 			mask[i] = -1e9

@@ -66,7 +66,7 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 			return err
 		}
 		defer tw.close()
-		lp, err := lmLogProbs(tw, samples)
+		lp, err := lmLogProbs(context.Background(), tw, samples)
 		if err != nil {
 			return err
 		}

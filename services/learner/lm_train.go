@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -43,14 +44,14 @@ func newLMTrainer(m *llama.Model, train int, hp Hyper) (*lmTrainer, error) {
 
 func (t *lmTrainer) close() { t.tw.close() }
 
-// step is one update on batch.
-func (t *lmTrainer) step(batch []*lmSample) (stepStats, error) {
+// step is one update on batch; ctx ends it between samples.
+func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (stepStats, error) {
 	var st stepStats
 	B := len(batch)
 	if B == 0 {
 		return st, fmt.Errorf("unable to train on an empty batch")
 	}
-	logp, err := lmLogProbs(t.tw, batch)
+	logp, err := lmLogProbs(ctx, t.tw, batch)
 	if err != nil {
 		return st, err
 	}

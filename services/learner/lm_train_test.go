@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestLMTrainerLearns(t *testing.T) {
 		}
 		defer tr.close()
 		score := func() (float64, float64, error) {
-			lp, err := lmLogProbs(tr.tw, []*lmSample{good, bad})
+			lp, err := lmLogProbs(context.Background(), tr.tw, []*lmSample{good, bad})
 			if err != nil {
 				return 0, 0, err
 			}
@@ -68,7 +69,7 @@ func TestLMTrainerLearns(t *testing.T) {
 			}
 			good.logpOld, good.adv = g, 1
 			bad.logpOld, bad.adv = b, -1
-			if _, err := tr.step([]*lmSample{good, bad}); err != nil {
+			if _, err := tr.step(context.Background(), []*lmSample{good, bad}); err != nil {
 				return err
 			}
 		}

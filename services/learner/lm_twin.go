@@ -83,13 +83,14 @@ func (t *lmTwin) trainable(name string) bool {
 	return false
 }
 
-// logits is the next-token logits [T, vocab] after each of ids (positions
-// 0..T-1).
-func (t *lmTwin) logits(ids []int32) (*ts.Tensor, error) {
+// logits is the next-token logits [T-from, vocab] after each of ids from
+// position from on (the blocks run over all of ids; the output
+// projection, 28M multiply-adds a position for SmolLM2, only where asked).
+func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
-	if T == 0 || T > int64(sh.Context) {
-		return nil, fmt.Errorf("unable to run the language model twin on %d tokens (context %d)", T, sh.Context)
+	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
+		return nil, fmt.Errorf("unable to run the language model twin on %d tokens from %d (context %d)", T, from, sh.Context)
 	}
 	W, H, KV := int64(sh.Width), int64(sh.Heads), int64(sh.KVHeads)
 	hd := W / H
@@ -156,6 +157,9 @@ func (t *lmTwin) logits(ids []int32) (*ts.Tensor, error) {
 	out := p["embed"]
 	if o, ok := p["output"]; ok {
 		out = o
+	}
+	if from > 0 {
+		x = s.narrow(x, 0, int64(from), T-int64(from))
 	}
 	logits := proj(rms(x, p["output_norm"]), out)
 	if err := s.finish(logits); err != nil {

@@ -27,7 +27,7 @@ func TestLMTwinMatchesForward(t *testing.T) {
 			t.Errorf("trainable: blk2.q %v, blk1.q %v, embed %v, output_norm %v",
 				tw.trainable("blk2.q"), tw.trainable("blk1.q"), tw.trainable("embed"), tw.trainable("output_norm"))
 		}
-		lt, err := tw.logits(ids)
+		lt, err := tw.logits(ids, 0)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 			return err
 		}
 		defer tw.close()
-		lt, err := tw.logits(seq)
+		lt, err := tw.logits(seq, len(prompt)-1)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 		V := m.Shape.Vocab
 		worst := 0.0
 		for i, id := range answer {
-			row := all[(len(prompt)-1+i)*V : (len(prompt)+i)*V]
+			row := all[i*V : (i+1)*V]
 			r32 := make([]float32, V)
 			for j, v := range row {
 				r32[j] = float32(v)

@@ -21,7 +21,7 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 		<-ctx.Done()
 		return nil
 	}
-	t, err := s.newStepper()
+	t, err := s.newStepper(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,13 +124,13 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 
 // newStepper is the trainer of the learner's model: the language model's
 // (WithLanguageModel) or the features network's.
-func (s *Service) newStepper() (stepper, error) {
+func (s *Service) newStepper(ctx context.Context) (stepper, error) {
 	if s.lm != nil {
 		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, s.o.hyper)
 		if err != nil {
 			return nil, err
 		}
-		return &lmStepper{t: lt, mode: s.lm}, nil
+		return &lmStepper{t: lt, mode: s.lm, ctx: ctx}, nil
 	}
 	ft, err := newTrainer(s.arch, s.params, s.o.hyper)
 	if err != nil {

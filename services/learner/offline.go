@@ -142,7 +142,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 		}
 	}
 	err = onTorchThread(func() error {
-		t, err := s.newStepper()
+		t, err := s.newStepper(ctx)
 		if err != nil {
 			return err
 		}

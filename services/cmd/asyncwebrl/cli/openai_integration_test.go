@@ -77,7 +77,7 @@ func TestIntegrationOpenAIPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var actions, withTokens, invalid, episodes, transitions, weights uint64
+	var actions, withTokens, invalid, episodes, transitions, weights, learnerDead uint64
 	var meanLatency float64
 	q := fmt.Sprintf(`SELECT count(), countIf(lm_backend = 'openai' AND lm_output_tokens > 0 AND lm_model = '%s'), countIf(lm_invalid = 1), avg(lm_latency_ms)
 		FROM %s.actions WHERE policy_name != 'oracle'`, lmModel, db)
@@ -91,6 +91,7 @@ func TestIntegrationOpenAIPipeline(t *testing.T) {
 		{fmt.Sprintf("SELECT uniqExact(episode_id) FROM %s.rewards WHERE done", db), &episodes},
 		{fmt.Sprintf("SELECT count() FROM %s.transitions", db), &transitions},
 		{fmt.Sprintf("SELECT count() FROM %s.weights", db), &weights},
+		{fmt.Sprintf("SELECT count() FROM %s.dead_letters WHERE component = 'learner'", db), &learnerDead},
 	} {
 		if err := conn.QueryRow(ctx, c.sql).Scan(c.n); err != nil {
 			t.Fatal(err)
@@ -103,6 +104,9 @@ func TestIntegrationOpenAIPipeline(t *testing.T) {
 	}
 	if episodes == 0 || transitions == 0 {
 		t.Errorf("%d episodes ended, %d transitions joined", episodes, transitions)
+	}
+	if learnerDead != 0 {
+		t.Errorf("the learner dead-lettered %d of the model's steps: a learner that does not train must not map them", learnerDead)
 	}
 	if weights != 0 {
 		t.Errorf("%d weights versions published: the learner of a served model must not train", weights)
