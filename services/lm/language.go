@@ -250,10 +250,11 @@ func partEnds(p part, s string) []partEnd {
 		for i, r := range body {
 			if r == utf8.RuneError {
 				// A token may end inside a character: the rest of its
-				// bytes may still come, but only at the very end; bytes
-				// that are no UTF-8 never make an answer.
+				// bytes may still come, but only at the very end (and
+				// in free text: a key is ASCII); bytes that are no
+				// UTF-8 never make an answer.
 				if _, size := utf8.DecodeRuneInString(body[i:]); size == 1 {
-					if !utf8.FullRuneInString(body[i:]) {
+					if p.kind != partKey && !utf8.FullRuneInString(body[i:]) {
 						return []partEnd{{prefix: true}}
 					}
 					return nil
