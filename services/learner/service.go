@@ -102,6 +102,11 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		o.log.Info("language model: training with grpo-plain, the model has no value head", "algo_asked", o.hyper.Algo)
 		o.hyper.Algo = GRPOPlain
 	}
+	if o.lm != nil && o.minReplay > 2*o.batchSize {
+		// A language model's step takes seconds to act: 128 of them
+		// before the first update is minutes of a run; two batches do.
+		o.minReplay = 2 * o.batchSize
+	}
 	m, err := newMetrics(o.reg)
 	if err != nil {
 		return nil, err
