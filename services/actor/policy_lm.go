@@ -128,11 +128,14 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 	var text strings.Builder
 	var logp float64
 	finish := "length"
+	// The tokens allowed next, asked once a token: to stop on an answer
+	// nothing can follow, and then to pick from.
+	allowed, end := p.dec.Allowed(lang, "")
 	for len(out.TokenIds) < p.maxTokens {
 		if ctx.Err() != nil {
 			return Decision{}, ctx.Err()
 		}
-		c, err := p.dec.Pick(lang, text.String(), logits, q.Greedy, rng)
+		c, err := p.dec.PickFrom(allowed, end, logits, q.Greedy, rng)
 		if err != nil {
 			return Decision{}, &stageError{"sampling", err}
 		}
@@ -145,7 +148,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 			break
 		}
 		text.WriteString(c.Text)
-		if ids, _ := p.dec.Allowed(lang, text.String()); len(ids) == 0 {
+		if allowed, end = p.dec.Allowed(lang, text.String()); len(allowed) == 0 {
 			finish = "stop" // complete, and nothing can follow
 			break
 		}
@@ -157,21 +160,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 	// holds valid UTF-8 (the token ids hold the bytes).
 	out.Text, out.FinishReason = strings.ToValidUTF8(text.String(), "\uFFFD"), finish
 	out.LatencyMs = uint32(time.Since(t0).Milliseconds())
-	d := Decision{Version: sv.version, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
-	a, perr := lm.ParseReply(out.Text, lp.obs, p.set)
-	var ev *eventspb.Action
-	if perr != nil {
-		// An answer cut by the token bound (or a point outside the
-		// frame): a wait, flagged, as the openai backend records it.
-		ev = &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: "noop()"}
-		out.Invalid, out.InvalidReason = true, action.Clip(perr.Error(), 300)
-		d.DeadLetter = modelDeadLetter(lp.obs, []byte(out.Text), perr.Error())
-	} else if ev, err = action.ToProto(a); err != nil {
-		return Decision{}, &stageError{"model reply", err}
-	}
-	ev.LogProb, ev.Lm = logp, out
-	d.Action = ev
-	return d, nil
+	return lmDecision(lp.obs, p.set, out.Text, logp, out, Decision{Version: sv.version, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()})
 }
 
 // Swap installs version's trained tensors (llama.WeightsFormat): they are

@@ -99,20 +99,7 @@ func (p *openaiPolicy) Decide(ctx context.Context, in Input, q Query) (Decision,
 	if len(out.TokenIds) != len(out.Tokens) {
 		out.TokenIds = nil // some ids missing: none, rather than misaligned
 	}
-	d := Decision{Version: 0, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()}
-	a, perr := lm.ParseReply(c.Text, li.obs, p.set)
-	var ev *eventspb.Action
-	if perr != nil {
-		// Never run: a wait, flagged, so the episode goes on.
-		ev = &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: "noop()"}
-		out.Invalid, out.InvalidReason = true, action.Clip(perr.Error(), 300)
-		d.DeadLetter = modelDeadLetter(li.obs, []byte(c.Text), perr.Error())
-	} else if ev, err = action.ToProto(a); err != nil {
-		return Decision{}, &stageError{"model reply", err}
-	}
-	ev.LogProb, ev.Lm = c.Logprob(), out
-	d.Action = ev
-	return d, nil
+	return lmDecision(li.obs, p.set, c.Text, c.Logprob(), out, Decision{Version: 0, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()})
 }
 
 func (p *openaiPolicy) Swap(ctx context.Context, weights []byte, version uint64) error {
@@ -124,6 +111,29 @@ func (p *openaiPolicy) Swap(ctx context.Context, weights []byte, version uint64)
 
 func (p *openaiPolicy) Version() uint64             { return 0 }
 func (p *openaiPolicy) Close(context.Context) error { return nil }
+
+// lmDecision completes d with the action a language model's reply names
+// on obs's page (both language-model backends): the action, or, when the
+// reply names none (no action, a point outside the frame, an answer cut by
+// the token bound), a wait flagged invalid, never run, and the reply's dead
+// letter; the generation out and its log-prob logp go on the event.
+func lmDecision(obs *eventspb.Observation, set action.Set, reply string, logp float64, out *eventspb.LMOutput, d Decision) (Decision, error) {
+	a, perr := lm.ParseReply(reply, obs, set)
+	var ev *eventspb.Action
+	if perr != nil {
+		ev = &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: "noop()"}
+		out.Invalid, out.InvalidReason = true, action.Clip(perr.Error(), 300)
+		d.DeadLetter = modelDeadLetter(obs, []byte(reply), perr.Error())
+	} else {
+		var err error
+		if ev, err = action.ToProto(a); err != nil {
+			return Decision{}, &stageError{"model reply", err}
+		}
+	}
+	ev.LogProb, ev.Lm = logp, out
+	d.Action = ev
+	return d, nil
+}
 
 // modelDeadLetter is the dlq event for a model reply the actor could not
 // use: keyed by the page's episode and step, the reply (clipped by the

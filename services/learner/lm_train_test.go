@@ -11,6 +11,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // TestLMTrainerLearns: GRPO steps with a positive advantage on one answer
@@ -115,7 +116,7 @@ func TestLMTrainerLearns(t *testing.T) {
 			for _, id := range good.allowed[i] {
 				masked[id] = logits[id]
 			}
-			ref += llama.LogSoftmax(masked)[good.answer[i]]
+			ref += policy.LogSoftmax(masked)[good.answer[i]]
 		}
 		if math.Abs(ref-g1) > 1e-3 {
 			t.Errorf("swapped reference model: %.5f, twin %.5f", ref, g1)

@@ -53,13 +53,7 @@ func newLMTwin(m *llama.Model, train int) (*lmTwin, error) {
 		t.p[w.Name] = v
 	}
 	hd := s.Width / s.Heads
-	cos, sin := make([]float32, s.Context*hd/2), make([]float32, s.Context*hd/2)
-	for p := range s.Context {
-		for i := 0; i < hd; i += 2 {
-			theta := float64(p) * math.Pow(s.RopeBase, -float64(i)/float64(hd))
-			cos[p*hd/2+i/2], sin[p*hd/2+i/2] = float32(math.Cos(theta)), float32(math.Sin(theta))
-		}
-	}
+	cos, sin := llama.RopeTables(s.Context, hd, s.RopeBase)
 	var err error
 	if t.cos, err = float32Tensor(cos, int64(s.Context), int64(hd/2)); err != nil {
 		return nil, err
@@ -124,9 +118,10 @@ func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
 	p := t.p
 	cos := s.reshape(s.narrow(t.cos, 0, 0, T), T, 1, hd/2, 1)
 	sin := s.reshape(s.narrow(t.sin, 0, 0, T), T, 1, hd/2, 1)
+	eps := s.scalarTensor(sh.NormEps)
 	rms := func(x, w *ts.Tensor) *ts.Tensor {
 		ms := s.meanLast(s.mul(x, x))
-		return s.mul(s.mul(x, s.rsqrt(s.add(ms, s.scalarTensor(sh.NormEps)))), w)
+		return s.mul(s.mul(x, s.rsqrt(s.add(ms, eps))), w)
 	}
 	proj := func(x, w *ts.Tensor) *ts.Tensor { return s.matmul(x, s.transpose(w, 0, 1)) }
 	rope := func(x *ts.Tensor, nh int64) *ts.Tensor { // [T, nh·hd] → [T, nh, hd] rotated

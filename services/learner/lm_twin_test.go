@@ -7,6 +7,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // TestLMTwinMatchesForward: the gotch twin's logits after every position of
@@ -93,7 +94,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, id := range answer {
-		onnx[i] = llama.LogSoftmax(logits)[id]
+		onnx[i] = policy.LogSoftmax(logits)[id]
 		if logits, err = sess.Run([]int32{id}, kv); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +122,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 			for j, v := range row {
 				r32[j] = float32(v)
 			}
-			twin := llama.LogSoftmax(r32)[id]
+			twin := policy.LogSoftmax(r32)[id]
 			worst = max(worst, math.Abs(twin-onnx[i]))
 			if math.Abs(twin-onnx[i]) > 1e-3 {
 				t.Errorf("answer token %d %q: twin %.5f, ONNX %.5f", i, tok.Token(id), twin, onnx[i])

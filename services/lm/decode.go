@@ -71,8 +71,16 @@ var ErrNoToken = errors.New("no token may follow the answer")
 // temperature 1 with rng.
 func (d *Decoder) Pick(l *Language, out string, logits []float32, greedy bool, rng *rand.Rand) (Choice, error) {
 	ids, end := d.Allowed(l, out)
+	return d.PickFrom(ids, end, logits, greedy, rng)
+}
+
+// PickFrom is Pick on the tokens Allowed gave for the answer so far (a
+// generation loop that asked already, to stop on an answer nothing can
+// follow, passes them on rather than asking twice: each ask checks every
+// token of the vocabulary).
+func (d *Decoder) PickFrom(ids []int32, end bool, logits []float32, greedy bool, rng *rand.Rand) (Choice, error) {
 	if end {
-		ids = append(ids, d.eos)
+		ids = append(ids[:len(ids):len(ids)], d.eos)
 	}
 	if len(ids) == 0 {
 		return Choice{}, ErrNoToken

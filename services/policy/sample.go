@@ -102,8 +102,9 @@ type Decision struct {
 	Value   float64
 }
 
-// logSoftmax returns the log-probabilities of logits, in float64.
-func logSoftmax(logits []float32) []float64 {
+// LogSoftmax returns the log-probabilities of logits, in float64 (the
+// policy's heads here; the language model's tests and tools too).
+func LogSoftmax(logits []float32) []float64 {
 	m := math.Inf(-1)
 	for _, x := range logits {
 		m = math.Max(m, float64(x))
@@ -135,7 +136,7 @@ func pick(logits []float32, rng *rand.Rand, greedy bool) (int, error) {
 	if greedy || rng == nil {
 		return best, nil
 	}
-	lp := logSoftmax(logits)
+	lp := LogSoftmax(logits)
 	u := rng.Float64()
 	var c float64
 	last := best
@@ -191,16 +192,16 @@ func (a *Architecture) pointLogProb(out *Output, row, p int) (float64, error) {
 		return 0, fmt.Errorf("%w: point %d is out of range", ErrNotRepresentable, p)
 	}
 	g, sub := p/a.Offsets(), p%a.Offsets()
-	return logSoftmax(a.pointRow(out, row))[g] + logSoftmax(a.offsetRow(out, g))[sub], nil
+	return LogSoftmax(a.pointRow(out, row))[g] + LogSoftmax(a.offsetRow(out, g))[sub], nil
 }
 
 // pointEntropy is H(cell) + Σ_g π(g)·H(sub-cell | g) of point row row.
 func (a *Architecture) pointEntropy(out *Output, row int) float64 {
-	lp := logSoftmax(a.pointRow(out, row))
+	lp := LogSoftmax(a.pointRow(out, row))
 	h := entropyOf(lp)
 	for g, l := range lp {
 		if p := math.Exp(l); p > 0 {
-			h += p * entropyOf(logSoftmax(a.offsetRow(out, g)))
+			h += p * entropyOf(LogSoftmax(a.offsetRow(out, g)))
 		}
 	}
 	return h
@@ -279,21 +280,21 @@ func (a *Architecture) LogProb(out *Output, c Choice) (float64, error) {
 	if c.Type < 0 || c.Type >= a.NumTypes() || out.TypeLogits[c.Type] <= maskedBelow {
 		return 0, fmt.Errorf("%w: type %d is out of range or masked", ErrNotRepresentable, c.Type)
 	}
-	lp := logSoftmax(out.TypeLogits)[c.Type]
+	lp := LogSoftmax(out.TypeLogits)[c.Type]
 	typ := a.TypeAt(c.Type)
 	if UsesElement(typ) {
 		row := a.elemRow(out, c.Type)
 		if c.Element < 0 || c.Element >= len(row) || row[c.Element] <= maskedBelow {
 			return 0, fmt.Errorf("%w: element %d is out of range or masked for %s", ErrNotRepresentable, c.Element, typ)
 		}
-		lp += logSoftmax(row)[c.Element]
+		lp += LogSoftmax(row)[c.Element]
 	}
 	if UsesText(typ) {
 		row := a.candRow(out, a.TextRow(typ, c.Element))
 		if c.Candidate < 0 || c.Candidate >= len(row) || row[c.Candidate] <= maskedBelow {
 			return 0, fmt.Errorf("%w: candidate %d is out of range or masked", ErrNotRepresentable, c.Candidate)
 		}
-		lp += logSoftmax(row)[c.Candidate]
+		lp += LogSoftmax(row)[c.Candidate]
 	}
 	for _, p := range []struct {
 		uses      bool
@@ -509,9 +510,9 @@ func (a *Architecture) Entropy(out *Output) (float64, error) {
 	if err := a.checkOutput(out); err != nil {
 		return 0, err
 	}
-	lpT := logSoftmax(out.TypeLogits)
+	lpT := LogSoftmax(out.TypeLogits)
 	h := entropyOf(lpT)
-	candH := func(row int) float64 { return entropyOf(logSoftmax(a.candRow(out, row))) }
+	candH := func(row int) float64 { return entropyOf(LogSoftmax(a.candRow(out, row))) }
 	for t, l := range lpT {
 		pt := math.Exp(l)
 		if pt == 0 {
@@ -520,7 +521,7 @@ func (a *Architecture) Entropy(out *Output) (float64, error) {
 		typ := a.TypeAt(t)
 		switch {
 		case UsesElement(typ):
-			lpE := logSoftmax(a.elemRow(out, t))
+			lpE := LogSoftmax(a.elemRow(out, t))
 			h += pt * entropyOf(lpE)
 			if UsesText(typ) && UsesKey(typ) {
 				h += pt * candH(a.KeyRow()) // a press's key: one row, whatever the element

@@ -10,6 +10,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 // TestIntegrationLlamaMatchesLlamaCpp: the Go forward pass on SmolLM2's
@@ -40,7 +41,7 @@ func TestIntegrationLlamaMatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp := llama.LogSoftmax(logits)
+	lp := policy.LogSoftmax(logits)
 	best := 0
 	for i := range lp {
 		if lp[i] > lp[best] {
@@ -116,7 +117,7 @@ func TestIntegrationSmolLM2ONNX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lw, lg := llama.LogSoftmax(want), llama.LogSoftmax(got)
+		lw, lg := policy.LogSoftmax(want), policy.LogSoftmax(got)
 		next := 0
 		for i := range lw {
 			if lw[i] > -20 { // the tokens that matter: the rest is noise far below

@@ -252,21 +252,3 @@ func matVec(y, w, x []float32) {
 	}
 	wg.Wait()
 }
-
-// LogSoftmax is logits' log-probabilities.
-func LogSoftmax(logits []float32) []float64 {
-	maxL := math.Inf(-1)
-	for _, v := range logits {
-		maxL = max(maxL, float64(v))
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - maxL)
-	}
-	lse := maxL + math.Log(sum)
-	out := make([]float64, len(logits))
-	for i, v := range logits {
-		out[i] = float64(v) - lse
-	}
-	return out
-}

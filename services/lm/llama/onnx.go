@@ -57,7 +57,7 @@ func (m *Model) ONNX() []byte {
 	if &m.output[0] != &m.embed[0] {
 		output = init("output", []int64{int64(s.Vocab), w}, m.output)
 	}
-	cosTab, sinTab := ropeTables(s.Context, int(hd), s.RopeBase)
+	cosTab, sinTab := RopeTables(s.Context, int(hd), s.RopeBase)
 	cosT := init("rope_cos", []int64{int64(s.Context), hd / 2}, cosTab)
 	sinT := init("rope_sin", []int64{int64(s.Context), hd / 2}, sinTab)
 
@@ -136,9 +136,10 @@ func (m *Model) ONNX() []byte {
 	return md.Bytes()
 }
 
-// ropeTables are cos and sin of pos·θ_i for every position below n and
-// pair i of a head of hd, θ_i = base^(−2i/hd): Forward's rotation.
-func ropeTables(n, hd int, base float64) (cos, sin []float32) {
+// RopeTables are cos and sin of pos·θ_i for every position below n and
+// pair i of a head of hd, θ_i = base^(−2i/hd): Forward's rotation, as the
+// ONNX graph and the learner's twin take it ([n][hd/2] each).
+func RopeTables(n, hd int, base float64) (cos, sin []float32) {
 	cos = make([]float32, n*hd/2)
 	sin = make([]float32, n*hd/2)
 	for p := range n {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -25,35 +24,10 @@ import (
 // the recorder stopped wherever it was, and the last events of a run were
 // left to the next one).
 func TestIntegrationCleanStopRecordsEveryEvent(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	chAddr := testenv.ClickHouseAddr(t)
-	prefix := testenv.Unique(t, "drain") + "."
-	db := testenv.Unique(t, "drain")
-	dir := t.TempDir()
-	bin := testenv.Binary(t, dir)
-	cat := topics.New(topics.WithPrefix(prefix))
-
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	chAdmin := analyticstest.Open(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, _ = adm.DeleteGroups(ctx, prefix+"joiner", prefix+"learner", prefix+"learner-lease-default", prefix+"recorder", prefix+"actor")
-		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
-		analyticstest.Drop(t, chAdmin, db)
-	})
-
-	p := testenv.Start(t, bin, dir, "all", "-target=all",
-		"-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix, "-topic-partitions=2",
-		"-clickhouse-addr="+chAddr, "-clickhouse-database="+db,
-		"-admin-addr="+freePort(t), "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+dir,
+	r := startAllTargets(t, "all", "drain",
 		"-instance-id=drain-test", "-duration=40s", "-executors=2", "-max-tier=easy", "-in-flight=4",
 		"-stop-timeout=90s")
+	p, seeds, db, cat := r.p, r.seeds, r.db, r.cat
 	select {
 	case <-p.Done:
 	case <-time.After(5 * time.Minute):

@@ -3,17 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
-	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // TestIntegrationOpenAIPipeline is the openai backend end to end, the short
@@ -24,38 +19,13 @@ import (
 // the episodes into transitions, and the learner schedules without
 // training (no weights are published).
 func TestIntegrationOpenAIPipeline(t *testing.T) {
-	seeds := testenv.Brokers(t)
-	chAddr := testenv.ClickHouseAddr(t)
 	lmURL, lmModel := testenv.LMServer(t)
 	miniwob := testenv.MiniWoBDir(t)
-	prefix := testenv.Unique(t, "openai") + "."
-	db := testenv.Unique(t, "openai")
-	dir := t.TempDir()
-	bin := testenv.Binary(t, dir)
-	cat := topics.New(topics.WithPrefix(prefix))
-
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	chAdmin := analyticstest.Open(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, _ = adm.DeleteGroups(ctx, prefix+"joiner", prefix+"learner", prefix+"learner-lease-default", prefix+"recorder", prefix+"actor")
-		_, _ = adm.DeleteTopics(ctx, cat.Names()...)
-		analyticstest.Drop(t, chAdmin, db)
-	})
-
-	p := testenv.Start(t, bin, dir, "openai", "-target=all",
-		"-brokers="+strings.Join(seeds, ","), "-topic-prefix="+prefix, "-topic-partitions=2",
-		"-clickhouse-addr="+chAddr, "-clickhouse-database="+db,
-		"-admin-addr="+freePort(t), "-webenv-addr="+freePort(t), "-dashboard-addr="+freePort(t), "-run-dir="+dir,
+	r := startAllTargets(t, "openai", "openai",
 		"-miniwob-dir="+miniwob, "-suite=miniwob", "-families=miniwob/click-test,miniwob/click-button,miniwob/focus-text",
 		"-policy-backend=openai", "-openai-base-url="+lmURL, "-openai-model="+lmModel,
 		"-instance-id=openai-test", "-duration=75s", "-executors=2", "-in-flight=4", "-stop-timeout=90s")
+	p, db := r.p, r.db
 	select {
 	case <-p.Done:
 	case <-time.After(6 * time.Minute):
