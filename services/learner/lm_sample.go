@@ -21,8 +21,11 @@ import (
 // those, and so is the learner's.
 type lmSample struct {
 	prompt, answer []int32
-	allowed        [][]int32
-	logpOld        float64
+	// system is the length of prompt's system message, the head every
+	// sample of a run shares (the twin caches it: setPrefix).
+	system  int
+	allowed [][]int32
+	logpOld float64
 	// adv is the step's group-relative advantage (GRPO); demo marks a
 	// demonstration, trained by cloning (−log π) instead.
 	adv  float64
@@ -42,7 +45,8 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		// it: cloned token by token.
 		answer = tok.Encode(a.GetRaw(), false)
 	}
-	s := &lmSample{prompt: append(lm.SystemIDs(tok, set), lm.UserIDs(tok, obs, set)...), answer: answer, logpOld: a.GetLogProb()}
+	sys := lm.SystemIDs(tok, set)
+	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb()}
 	lang := lm.NewLanguage(obs, set)
 	text := ""
 	for i, id := range s.answer {
@@ -80,6 +84,12 @@ func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tenso
 		if err := ctx.Err(); err != nil {
 			_ = s.finish()
 			return nil, err
+		}
+		if smp.system > 0 {
+			if err := tw.setPrefix(smp.prompt[:smp.system]); err != nil {
+				_ = s.finish()
+				return nil, err
+			}
 		}
 		seq := append(append([]int32(nil), smp.prompt...), smp.answer[:len(smp.answer)-1]...)
 		logits, err := tw.logits(seq, len(smp.prompt)-1)

@@ -3,6 +3,7 @@ package learner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,7 @@ type lmTwin struct {
 	p        map[string]*ts.Tensor
 	cos, sin *ts.Tensor // [context, head dim/2]
 	train    int
+	prefix   *twinPrefix // nil until setPrefix
 }
 
 // newLMTwin copies m's weights into a VarStore, the top train blocks (and
@@ -77,78 +79,193 @@ func (t *lmTwin) trainable(name string) bool {
 	return false
 }
 
-// logits is the next-token logits [T-from, vocab] after each of ids from
-// position from on (the blocks run over all of ids; the output
-// projection, 28M multiply-adds a position for SmolLM2, only where asked).
-func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
-	sh := t.shape
-	T := int64(len(ids))
-	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
-		return nil, fmt.Errorf("unable to run the language model twin on %d tokens from %d (context %d)", T, from, sh.Context)
+// twinPrefix is a head every prompt shares (the system message) run
+// through the frozen blocks once: their rotated keys and values, which the
+// rest of a sequence attends to, and their output, the trainable blocks'
+// input. The frozen blocks never change, so neither does this; it cuts a
+// learner's pass on SmolLM2 from the whole prompt to the user message.
+type twinPrefix struct {
+	ids  []int32
+	k, v []*ts.Tensor // a frozen block's [KV, P, hd]
+	h    *ts.Tensor   // [P, W]
+}
+
+func (p *twinPrefix) drop() {
+	for i := range p.k {
+		_ = p.k[i].Drop()
+		_ = p.v[i].Drop()
 	}
-	W, H, KV := int64(sh.Width), int64(sh.Heads), int64(sh.KVHeads)
-	hd := W / H
-	group := H / KV
-	idx := make([]int64, T)
+	if p.h != nil {
+		_ = p.h.Drop()
+	}
+}
+
+// matches reports whether ids begin with the prefix (and go past it).
+func (p *twinPrefix) matches(ids []int32) bool {
+	if p == nil || len(ids) <= len(p.ids) {
+		return false
+	}
+	for i, id := range p.ids {
+		if ids[i] != id {
+			return false
+		}
+	}
+	return true
+}
+
+// frozen is the number of blocks that do not learn.
+func (t *lmTwin) frozen() int { return t.shape.Blocks - t.train }
+
+// setPrefix caches ids (a system message's tokens) through the frozen
+// blocks; logits then starts every sequence that begins with them after
+// them. Setting the prefix it already holds costs nothing.
+func (t *lmTwin) setPrefix(ids []int32) error {
+	if t.prefix != nil && slices.Equal(t.prefix.ids, ids) {
+		return nil
+	}
+	if len(ids) == 0 || len(ids) >= t.shape.Context {
+		return fmt.Errorf("unable to cache a prefix of %d tokens (context %d)", len(ids), t.shape.Context)
+	}
+	s := &scope{}
+	x, err := t.embed(s, ids)
+	if err != nil {
+		return err
+	}
+	p := &twinPrefix{ids: slices.Clone(ids)}
+	p.h, p.k, p.v = t.blocks(s, x, 0, t.frozen(), 0, nil, nil, true)
+	keep := append([]*ts.Tensor{p.h}, append(slices.Clone(p.k), p.v...)...)
+	if err := s.finish(keep...); err != nil {
+		return fmt.Errorf("unable to cache the prompt prefix: %w", err)
+	}
+	if t.prefix != nil {
+		t.prefix.drop()
+	}
+	t.prefix = p
+	return nil
+}
+
+// embed is ids' embedding rows [T, W].
+func (t *lmTwin) embed(s *scope, ids []int32) (*ts.Tensor, error) {
+	idx := make([]int64, len(ids))
 	for i, id := range ids {
-		if id < 0 || int(id) >= sh.Vocab {
-			return nil, fmt.Errorf("token id %d outside the vocabulary of %d", id, sh.Vocab)
+		if id < 0 || int(id) >= t.shape.Vocab {
+			return nil, fmt.Errorf("token id %d outside the vocabulary of %d", id, t.shape.Vocab)
 		}
 		idx[i] = int64(id)
 	}
-	ix, err := int64Tensor(idx, T)
-	if err != nil {
-		return nil, err
-	}
-	defer ix.Drop()
-	// The causal mask: −1e9 above the diagonal.
-	m := make([]float32, T*T)
-	for q := range T {
-		for k := q + 1; k < T; k++ {
-			m[q*T+k] = -1e9
+	ix := s.keep(int64Tensor(idx, int64(len(ids))))
+	return s.embedding(t.p["embed"], ix), s.err
+}
+
+// causalMask is the additive mask [S, past+S] of S positions after past
+// cached ones: −1e9 where a key lies after its query.
+func (s *scope) causalMask(S, past int64) *ts.Tensor {
+	n := past + S
+	m := make([]float32, S*n)
+	for q := range S {
+		for k := past + q + 1; k < n; k++ {
+			m[q*n+k] = -1e9
 		}
 	}
-	mask, err := float32Tensor(m, T, T)
-	if err != nil {
-		return nil, err
-	}
-	defer mask.Drop()
+	return s.keep(float32Tensor(m, S, n))
+}
 
-	s := &scope{}
+// blocks runs x [S, W], at positions pos0.., through blocks [lo, hi),
+// attending also to past keys and values (one per block, or none). With
+// keep it returns each block's keys and values as well (the positions of
+// x only).
+func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, pastV []*ts.Tensor, keep bool) (*ts.Tensor, []*ts.Tensor, []*ts.Tensor) {
+	sh := t.shape
+	if !s.ok(x) {
+		return nil, nil, nil
+	}
+	S := x.MustSize()[0]
+	W, H, KV := int64(sh.Width), int64(sh.Heads), int64(sh.KVHeads)
+	hd := W / H
+	group := H / KV
+	var past int64
+	if len(pastK) > 0 {
+		past = pastK[0].MustSize()[1]
+	}
+	mask := s.causalMask(S, past)
 	p := t.p
-	cos := s.reshape(s.narrow(t.cos, 0, 0, T), T, 1, hd/2, 1)
-	sin := s.reshape(s.narrow(t.sin, 0, 0, T), T, 1, hd/2, 1)
+	cos := s.reshape(s.narrow(t.cos, 0, pos0, S), S, 1, hd/2, 1)
+	sin := s.reshape(s.narrow(t.sin, 0, pos0, S), S, 1, hd/2, 1)
 	eps := s.scalarTensor(sh.NormEps)
 	rms := func(x, w *ts.Tensor) *ts.Tensor {
 		ms := s.meanLast(s.mul(x, x))
 		return s.mul(s.mul(x, s.rsqrt(s.add(ms, eps))), w)
 	}
 	proj := func(x, w *ts.Tensor) *ts.Tensor { return s.matmul(x, s.transpose(w, 0, 1)) }
-	rope := func(x *ts.Tensor, nh int64) *ts.Tensor { // [T, nh·hd] → [T, nh, hd] rotated
-		x = s.reshape(x, T, nh, hd/2, 2)
+	rope := func(x *ts.Tensor, nh int64) *ts.Tensor { // [S, nh·hd] → [S, nh, hd] rotated
+		x = s.reshape(x, S, nh, hd/2, 2)
 		x0, x1 := s.narrow(x, 3, 0, 1), s.narrow(x, 3, 1, 1)
 		r0 := s.sub(s.mul(x0, cos), s.mul(x1, sin))
 		r1 := s.add(s.mul(x0, sin), s.mul(x1, cos))
-		return s.reshape(s.cat(3, r0, r1), T, nh, hd)
+		return s.reshape(s.cat(3, r0, r1), S, nh, hd)
 	}
-	x := s.embedding(p["embed"], ix)
-	for i := range sh.Blocks {
+	var ks, vs []*ts.Tensor
+	for i := lo; i < hi; i++ {
 		b := "blk" + strconv.Itoa(i) + "."
 		h := rms(x, p[b+"attn_norm"])
-		q := s.reshape(s.transpose(rope(proj(h, p[b+"q"]), H), 0, 1), KV, group, T, hd) // [KV, group, T, hd]
-		k := s.transpose(rope(proj(h, p[b+"k"]), KV), 0, 1)                             // [KV, T, hd]
-		v := s.transpose(s.reshape(proj(h, p[b+"v"]), T, KV, hd), 0, 1)                 // [KV, T, hd]
-		k4 := s.transpose(s.reshape(k, KV, 1, T, hd), 2, 3)                             // [KV, 1, hd, T]
+		q := s.reshape(s.transpose(rope(proj(h, p[b+"q"]), H), 0, 1), KV, group, S, hd) // [KV, group, S, hd]
+		k := s.transpose(rope(proj(h, p[b+"k"]), KV), 0, 1)                             // [KV, S, hd]
+		v := s.transpose(s.reshape(proj(h, p[b+"v"]), S, KV, hd), 0, 1)                 // [KV, S, hd]
+		if keep {
+			ks, vs = append(ks, k), append(vs, v)
+		}
+		if past > 0 {
+			k = s.cat(1, pastK[i-lo], k)
+			v = s.cat(1, pastV[i-lo], v)
+		}
+		n := past + S
+		k4 := s.transpose(s.reshape(k, KV, 1, n, hd), 2, 3) // [KV, 1, hd, n]
 		scores := s.add(s.mulScalar(s.matmul(q, k4), 1/math.Sqrt(float64(hd))), mask)
-		probs := s.softmax(scores)
-		att := s.matmul(probs, s.reshape(v, KV, 1, T, hd))                 // [KV, group, T, hd]
-		att = s.reshape(s.transpose(s.reshape(att, H, T, hd), 0, 1), T, W) // [T, W]
+		att := s.matmul(s.softmax(scores), s.reshape(v, KV, 1, n, hd))     // [KV, group, S, hd]
+		att = s.reshape(s.transpose(s.reshape(att, H, S, hd), 0, 1), S, W) // [S, W]
 		x = s.add(x, proj(att, p[b+"o"]))
 		h = rms(x, p[b+"ffn_norm"])
-		gate := proj(h, p[b+"gate"])
-		act := s.mul(s.silu(gate), proj(h, p[b+"up"]))
+		act := s.mul(s.silu(proj(h, p[b+"gate"])), proj(h, p[b+"up"]))
 		x = s.add(x, proj(act, p[b+"down"]))
 	}
+	return x, ks, vs
+}
+
+// logits is the next-token logits [T-from, vocab] after each of ids from
+// position from on. The frozen blocks run in a scope of their own (their
+// activations are no gradient's business) over ids past the cached prefix
+// when ids begin with it (setPrefix), over all of ids otherwise; the
+// trainable blocks run over all of ids; the output projection, 28M
+// multiply-adds a position for SmolLM2, only where asked.
+func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
+	sh := t.shape
+	T := int64(len(ids))
+	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
+		return nil, fmt.Errorf("unable to run the language model twin on %d tokens from %d (context %d)", T, from, sh.Context)
+	}
+	var pastK, pastV []*ts.Tensor
+	var head *ts.Tensor
+	rest := ids
+	if t.prefix.matches(ids) {
+		pastK, pastV, head = t.prefix.k, t.prefix.v, t.prefix.h
+		rest = ids[len(t.prefix.ids):]
+	}
+	fs := &scope{}
+	x, err := t.embed(fs, rest)
+	if err != nil {
+		_ = fs.finish()
+		return nil, err
+	}
+	x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
+	if err := fs.finish(x); err != nil {
+		return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
+	}
+	s := &scope{tmp: []*ts.Tensor{x}}
+	if head != nil {
+		x = s.cat(0, head, x)
+	}
+	x, _, _ = t.blocks(s, x, t.frozen(), sh.Blocks, 0, nil, nil, false)
+	p := t.p
 	out := p["embed"]
 	if o, ok := p["output"]; ok {
 		out = o
@@ -156,7 +273,9 @@ func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
 	if from > 0 {
 		x = s.narrow(x, 0, int64(from), T-int64(from))
 	}
-	logits := proj(rms(x, p["output_norm"]), out)
+	eps := s.scalarTensor(sh.NormEps)
+	h := s.mul(s.mul(x, s.rsqrt(s.add(s.meanLast(s.mul(x, x)), eps))), p["output_norm"])
+	logits := s.matmul(h, s.transpose(out, 0, 1))
 	if err := s.finish(logits); err != nil {
 		return nil, fmt.Errorf("unable to run the language model twin: %w", err)
 	}
@@ -204,6 +323,9 @@ func (s *scope) silu(x *ts.Tensor) *ts.Tensor {
 // close frees the twin's weights.
 func (t *lmTwin) close() {
 	t.vs.Destroy()
+	if t.prefix != nil {
+		t.prefix.drop()
+	}
 	_ = t.cos.Drop()
 	_ = t.sin.Drop()
 }
