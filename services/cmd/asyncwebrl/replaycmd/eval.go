@@ -31,6 +31,9 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   and actor; with --random, the random-init policy of the same architecture
   too, on the same seeds, sampling its actions (the random policy over the
   action space: a random network's argmax is one arbitrary fixed policy).
+  -policy-backend=lm evaluates the run's newest version of the language
+  model beside its base model (zero-shot), on the same seeds; openai the
+  served model as it is.
   Prints success per task and writes
   <run-dir>/runs/eval-<time>/report.md. make run ends with it.
   --suite S         builtin (default -suite, env ASYNCWEBRL_SUITE), miniwob or all:
@@ -93,9 +96,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var models []model
 	var version uint64
+	name := policy // the run's, on its weights topic
 	if cfg.PolicyBackend != "features" {
-		// A language model: no weights of the run's, zero-shot unless
-		// the model was trained elsewhere.
+		// A language model: the served one (openai) as it is; the lm
+		// backend's base model and the run's newest version of it.
 		p, err := backend.Policy(cfg, log)
 		if err != nil {
 			return err
@@ -110,7 +114,27 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			return '-'
 		}, served)
-		models = append(models, model{label: policy, policy: p})
+		label := policy
+		if cfg.PolicyBackend == "lm" {
+			// A run trains the lm backend's top blocks: its newest
+			// version beside the base model (zero-shot), same seeds.
+			blob, v, err := latestModel(ctx, f, cat, name, log)
+			if err == nil {
+				tp, err := backend.Policy(cfg, log)
+				if err != nil {
+					return err
+				}
+				if err := tp.Swap(ctx, blob, v); err != nil {
+					return fmt.Errorf("unable to load version %d of %q: %w", v, name, err)
+				}
+				version = v
+				models = append(models, model{label: fmt.Sprintf("%s v%d", policy, v), policy: tp})
+				label = policy + " zero-shot"
+			} else {
+				log.Info("no trained version on the weights topic: evaluating the base model alone", "policy", name, "err", err)
+			}
+		}
+		models = append(models, model{label: label, policy: p})
 	} else {
 		onnx, v, err := latestModel(ctx, f, cat, policy, log)
 		if err != nil {
@@ -173,9 +197,9 @@ type evalGroup struct {
 	fams  []catalog.FamilyInfo
 }
 
-// evalGroups resolves --tasks (any tier) or --tiers (default every tier
-// up to -max-tier) to the suite's tasks the action space can express, by
-// tier. The default was easy and medium until 12-05, so a run trained to
+// evalGroups resolves --tasks (any tier), else --tiers, else the run's
+// -families, else every tier up to -max-tier, to the suite's tasks the
+// action space can express, by tier. The default was easy and medium until 12-05, so a run trained to
 // the hard tier had its hard families left out of make run's evaluation.
 func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error) {
 	suite, err := catalog.ParseSuite(cfg.Suite)
@@ -184,6 +208,11 @@ func evalGroups(cfg *config.Config, tasks, tierList string) ([]evalGroup, error)
 	}
 	var fams []catalog.FamilyInfo
 	var tiers []catalog.Tier
+	if tasks == "" && tierList == "" {
+		// A run that trained some families (-families) is evaluated on
+		// them, not on its whole suite.
+		tasks = cfg.Learner.Families
+	}
 	if tasks != "" {
 		if fams, err = catalog.SelectFamilies(suite, config.SplitList(tasks)); err != nil {
 			return nil, cmdkit.Usage(fmt.Errorf("invalid --tasks: %w", err))

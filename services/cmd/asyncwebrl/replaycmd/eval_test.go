@@ -37,6 +37,7 @@ func TestEvalGroups(t *testing.T) {
 		{"unknown task", nil, "no-such-task", "", "invalid --tasks: unknown task"},
 		{"miniwob task in builtin", nil, "miniwob/click-test", "", "not in suite builtin"},
 		{"unknown tier", nil, "", "easy,impossible", "invalid --tiers"},
+		{"the run's families", []string{"-suite=miniwob", "-families=miniwob/click-test,miniwob/email-inbox-reply"}, "", "", "easy:1 medium:1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := cmdkit.Parse(tc.args, io.Discard)
@@ -68,7 +69,7 @@ func TestEvalGroups(t *testing.T) {
 					}
 				}
 				switch {
-				case tc.tasks != "":
+				case tc.tasks != "" || strings.Contains(strings.Join(tc.args, " "), "-families="):
 					kind = strconv.Itoa(len(g.fams)) // named tasks: how many
 				case kind == "miniwob" && n != len(g.fams):
 					kind = "mixed"
