@@ -22,6 +22,9 @@ type LMConfig struct {
 	EOS         int32
 	Set         action.Set
 	TrainBlocks int
+	// LR is Adam's learning rate on the trained blocks; 0 takes the
+	// learner's (WithHyper).
+	LR float64
 }
 
 // WithLanguageModel trains the lm backend's model instead of the features

@@ -126,7 +126,11 @@ func (s *Service) train(ctx context.Context, ready chan<- error) error {
 // (WithLanguageModel) or the features network's.
 func (s *Service) newStepper(ctx context.Context) (stepper, error) {
 	if s.lm != nil {
-		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, s.o.hyper)
+		hp := s.o.hyper
+		if s.lm.cfg.LR > 0 {
+			hp.LR = s.lm.cfg.LR
+		}
+		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, hp)
 		if err != nil {
 			return nil, err
 		}

@@ -25,12 +25,17 @@ type LM struct {
 	// TrainBlocks is how many of the model's top blocks the learner
 	// trains (default 2; the rest stays the base model's).
 	TrainBlocks int
+	// LR is Adam's learning rate on them (default 3e-5): -lr's 1e-3 is
+	// the small features network's, and on SmolLM2's blocks it clipped
+	// 75–100% of GRPO's ratios (12-05).
+	LR float64
 }
 
 func (l *LM) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Model, "lm-model", "", "lm backend: the model's GGUF file (llama architecture, byte-level BPE, ChatML); empty = <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf from infra/setup.sh lm (env "+envName("lm-model")+")")
 	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 48, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
+	fs.Float64Var(&l.LR, "lm-lr", 3e-5, "lm backend: the learner's Adam learning rate on the trained blocks (-lr is the features network's) (env "+envName("lm-lr")+")")
 	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 
@@ -117,6 +122,8 @@ func (c *Config) validateBackend() error {
 		return fmt.Errorf("invalid -lm-threads %d: want 1..64", c.LM.Threads)
 	case c.LM.TrainBlocks < 1 || c.LM.TrainBlocks > 1024:
 		return fmt.Errorf("invalid -lm-train-blocks %d: want 1 or more", c.LM.TrainBlocks)
+	case !(c.LM.LR > 0 && c.LM.LR < 1):
+		return fmt.Errorf("invalid -lm-lr %v: want a rate in (0, 1)", c.LM.LR)
 	}
 	return c.OpenAI.validate(c.PolicyBackend)
 }

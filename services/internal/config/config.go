@@ -194,7 +194,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (*Config,
 	str(&c.Pyroscope.AppName, "pyroscope-app-name", "asyncwebrl", "application name in Pyroscope")
 	str(&c.Pyroscope.User, "pyroscope-user", "", "Pyroscope basic-auth user")
 	str(&pyroPass, "pyroscope-password", "", "Pyroscope basic-auth password (prefer the environment variable)")
-	str(&c.PolicyBackend, "policy-backend", "features", "what chooses the actions: features (the network over the featurized page, trained by the learner), lm (a language model in the actor, on ONNX Runtime: -lm-*; zero-shot for now, the learner schedules without training) or openai (a model behind an OpenAI-compatible server: -openai-*; the learner schedules without training)")
+	str(&c.PolicyBackend, "policy-backend", "features", "what chooses the actions: features (the network over the featurized page, trained by the learner), lm (a language model in the actor, on ONNX Runtime: -lm-*; the learner trains its top blocks with GRPO and behaviour cloning) or openai (a model behind an OpenAI-compatible server: -openai-*; the learner schedules without training)")
 	c.OpenAI.register(fs)
 	c.LM.register(fs)
 	c.Actor.register(fs)

@@ -65,7 +65,7 @@ func newLearner(d deps) (app.Service, error) {
 			return nil, err
 		}
 		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
-			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks}))
+			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR}))
 	}
 	if d.cfg.Loop == "sync" {
 		// One batch of episodes per version: the actors' executors.
