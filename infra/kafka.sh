@@ -12,13 +12,21 @@
 #   infra/kafka.sh kill NODE      SIGKILL one node (fault drills and tests)
 #   infra/kafka.sh start-node NODE  start one node (again) and wait for it
 #   infra/kafka.sh logs [-f|N] [NODE]
+#   infra/kafka.sh credentials    with KAFKA_SECURE=1: the client flags for the SASL_SSL listener
 #
 # Env: KAFKA_NODES (the count the run dir was last started with, kept in
 #      $RUN_DIR/kafka/nodes, else 1), KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093):
 #      node i listens on KAFKA_PORT+2(i-1) and KAFKA_CONTROLLER_PORT+2(i-1);
 #      ASYNCWEBRL_RUN_DIR (.run), KAFKA_HEAP (-Xmx640M; -Xmx384M each with
 #      several nodes), KAFKA_READY_TIMEOUT seconds (90),
-#      KAFKA_LIBS jar dir ($RUN_DIR/kafka/libs, else the repo's .run/kafka/libs).
+#      KAFKA_LIBS jar dir ($RUN_DIR/kafka/libs, else the repo's .run/kafka/libs),
+#      KAFKA_SECURE=1: clients (and brokers among themselves) speak SASL_SSL
+#      with SCRAM-SHA-512 instead of PLAINTEXT. The first start makes a CA
+#      and each node's certificate with openssl ($KDIR/tls) and random
+#      passwords for the users "asyncwebrl" and "broker" ($KDIR/scram, mode
+#      600), which the storage format writes into the cluster's metadata
+#      (Kafka's own --add-scram); `credentials` prints the client's flags.
+#      A run dir remembers it, as it does KAFKA_NODES.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -38,6 +46,12 @@ if ! ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 && [ -z "${KAFKA_LIBS:-}" ]; th
 fi
 if [ "$NODES" -gt 1 ]; then KAFKA_HEAP=${KAFKA_HEAP:--Xmx384M}; else KAFKA_HEAP=${KAFKA_HEAP:--Xmx640M}; fi
 READY_TIMEOUT=${KAFKA_READY_TIMEOUT:-90}
+SECURE=${KAFKA_SECURE:-}
+if [ -z "$SECURE" ] && [ -s "$KDIR/secure" ]; then SECURE=$(cat "$KDIR/secure"); fi
+[ "$SECURE" = 1 ] || SECURE=0
+TLS=$KDIR/tls
+SCRAM=$KDIR/scram
+SCRAM_USER=asyncwebrl
 
 # node I: sets NODE, PORT, CPORT and the node's files. A single node keeps
 # the layout it always had ($KDIR/data, $KDIR/kafka.pid, ...); the nodes of
@@ -70,6 +84,70 @@ brokers() {
   echo "$out"
 }
 
+# listeners: the client listener's lines, PLAINTEXT or (KAFKA_SECURE=1)
+# SASL_SSL with SCRAM-SHA-512, the brokers among themselves too (as user
+# "broker"). The controller listener stays plaintext on loopback.
+listeners() {
+  if [ "$SECURE" = 0 ]; then
+    cat <<EOF
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
+advertised.listeners=PLAINTEXT://$HOST:$PORT
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+EOF
+    return
+  fi
+  cat <<EOF
+listeners=SASL_SSL://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
+advertised.listeners=SASL_SSL://$HOST:$PORT
+inter.broker.listener.name=SASL_SSL
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
+sasl.enabled.mechanisms=SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="$(cat "$SCRAM/broker")";
+ssl.keystore.type=PEM
+ssl.keystore.location=$TLS/node$NODE.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$TLS/ca.pem
+ssl.client.auth=none
+EOF
+}
+
+# make_secrets: the CA, node certificates (for 127.0.0.1 and localhost) and
+# SCRAM passwords of a secure run dir, once.
+make_secrets() {
+  [ "$SECURE" = 1 ] || return 0
+  command -v openssl >/dev/null || die "kafka: KAFKA_SECURE=1 needs openssl"
+  mkdir -p "$TLS" "$SCRAM"
+  chmod 700 "$TLS" "$SCRAM"
+  local u i
+  for u in "$SCRAM_USER" broker; do
+    [ -s "$SCRAM/$u" ] || (umask 077 && openssl rand -hex 16 >"$SCRAM/$u")
+  done
+  if [ ! -s "$TLS/ca.pem" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=asyncwebrl local CA" \
+      -keyout "$TLS/ca.key" -out "$TLS/ca.pem" >/dev/null 2>&1 || die "kafka: could not make the CA"
+  fi
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$TLS/san.ext"
+  for ((i = 1; i <= NODES; i++)); do
+    [ -s "$TLS/node$i.pem" ] && continue
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$TLS/node$i.key" -out "$TLS/node$i.csr" >/dev/null 2>&1 \
+      || die "kafka: could not make node $i's key"
+    openssl x509 -req -in "$TLS/node$i.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial -days 3650 \
+      -extfile "$TLS/san.ext" -out "$TLS/node$i.crt" >/dev/null 2>&1 || die "kafka: could not sign node $i's certificate"
+    # Kafka's PEM key store: the unencrypted PKCS#8 key, then the chain.
+    (umask 077 && cat "$TLS/node$i.key" "$TLS/node$i.crt" "$TLS/ca.pem" >"$TLS/node$i.pem")
+  done
+}
+
+# cmd_credentials: the flags a client of the secure listener needs; the
+# password goes by its environment variable, never a flag (ps shows flags).
+cmd_credentials() {
+  [ "$SECURE" = 1 ] || die "kafka: $KDIR is not a secure (KAFKA_SECURE=1) run dir"
+  echo "-brokers=$(brokers) -kafka-sasl-mechanism=scram-sha-512 -kafka-sasl-user=$SCRAM_USER -kafka-tls -kafka-tls-ca=$TLS/ca.pem"
+  echo "export ASYNCWEBRL_KAFKA_SASL_PASSWORD=\$(cat $SCRAM/$SCRAM_USER)"
+}
+
 write_config() {
   local RF=$((NODES < 3 ? NODES : 3)) MIN_ISR=$((NODES < 3 ? 1 : 2))
   mkdir -p "$NDIR"
@@ -80,11 +158,8 @@ node.id=$NODE
 # Static voters (not a dynamic quorum): the controller addresses are read from
 # this file on each start, so changing KAFKA_CONTROLLER_PORT needs no re-format.
 controller.quorum.voters=$(voters)
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
-inter.broker.listener.name=PLAINTEXT
+$(listeners)
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$DATA
 
 # Replication follows the cluster: a single node cannot meet the defaults
@@ -146,8 +221,13 @@ format_storage() {
   fi
   log "kafka: formatting $DATA (cluster id $id)"
   mkdir -p "$DATA"
+  local scram=()
+  if [ "$SECURE" = 1 ]; then
+    scram=(--add-scram "SCRAM-SHA-512=[name=$SCRAM_USER,password=$(cat "$SCRAM/$SCRAM_USER")]"
+      --add-scram "SCRAM-SHA-512=[name=broker,password=$(cat "$SCRAM/broker")]")
+  fi
   java -Dlog4j2.configurationFile="$LOG4J" -cp "$LIBS/*" kafka.tools.StorageTool \
-    format -t "$id" -c "$PROPS" --ignore-formatted >>"$OUTFILE" 2>&1 \
+    format -t "$id" -c "$PROPS" --ignore-formatted "${scram[@]}" >>"$OUTFILE" 2>&1 \
     || { tail -n 20 "$OUTFILE" >&2; die "kafka: storage format failed"; }
 }
 
@@ -217,6 +297,8 @@ cmd_start() {
   command -v java >/dev/null || die "kafka: java not found; run infra/setup.sh apt"
   mkdir -p "$KDIR"
   echo "$NODES" >"$KDIR/nodes"
+  echo "$SECURE" >"$KDIR/secure"
+  make_secrets
   start=$(date +%s%N)
   for ((i = 1; i <= NODES; i++)); do
     [ -n "$only" ] && [ "$i" != "$only" ] && continue
@@ -291,5 +373,6 @@ case "${1:-}" in
   brokers) brokers ;;
   kill) cmd_kill "${2:-}" ;;
   logs) shift; cmd_logs "$@" ;;
-  *) echo "usage: $0 {start|stop|status|brokers|kill NODE|start-node NODE|logs [-f|N] [NODE]}" >&2; exit 2 ;;
+  credentials) cmd_credentials ;;
+  *) echo "usage: $0 {start|stop|status|brokers|kill NODE|start-node NODE|logs [-f|N] [NODE]|credentials}" >&2; exit 2 ;;
 esac

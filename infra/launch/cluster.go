@@ -27,8 +27,9 @@ type Cluster struct {
 
 // NewCluster prepares a cluster of nodes nodes whose data lives in dir, on
 // free loopback ports, run by repo's infra/kafka.sh from the jars in
-// repo/.run; nothing starts until Up, and Down stops it.
-func NewCluster(dir, repo string, nodes int) *Cluster {
+// repo/.run; nothing starts until Up, and Down stops it. env adds to the
+// script's environment (KAFKA_SECURE=1: a SASL_SSL listener).
+func NewCluster(dir, repo string, nodes int, env ...string) *Cluster {
 	port, ctrl := FreeRun(nodes), FreeRun(nodes)
 	b := &Cluster{
 		dir:   dir,
@@ -43,6 +44,7 @@ func NewCluster(dir, repo string, nodes int) *Cluster {
 			"KAFKA_LIBS="+filepath.Join(repo, ".run", "kafka", "libs"),
 		),
 	}
+	b.env = append(b.env, env...)
 	for i := range nodes {
 		b.Addrs = append(b.Addrs, "127.0.0.1:"+strconv.Itoa(port+2*i))
 	}

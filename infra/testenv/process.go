@@ -28,7 +28,14 @@ type Process struct{ *launch.Process }
 // kills it and, when the test failed, prints the log's last 30 lines.
 func Start(t testing.TB, bin, dir, name string, args ...string) *Process {
 	t.Helper()
-	lp, err := launch.StartProcess(bin, dir, name, nil, args...)
+	return StartEnv(t, bin, dir, name, nil, args...)
+}
+
+// StartEnv is Start with env added to the process's environment (a
+// secret that must not show as a flag).
+func StartEnv(t testing.TB, bin, dir, name string, env []string, args ...string) *Process {
+	t.Helper()
+	lp, err := launch.StartProcess(bin, dir, name, env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,37 +23,51 @@ type allTargets struct {
 	seeds      []string
 	prefix, db string
 	cat        *topics.Catalog
+	dir        string // its -run-dir, which holds its log
 }
 
 // startAllTargets starts it as process name with args after the shared
-// ones.
+// ones, on the shared broker.
 func startAllTargets(t *testing.T, name, unique string, args ...string) allTargets {
 	t.Helper()
 	seeds := testenv.Brokers(t)
-	chAddr := testenv.ClickHouseAddr(t)
-	r := allTargets{seeds: seeds, prefix: testenv.Unique(t, unique) + ".", db: testenv.Unique(t, unique)}
-	dir := t.TempDir()
-	bin := testenv.Binary(t, dir)
-	r.cat = topics.New(topics.WithPrefix(r.prefix))
-
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	adm := kadm.NewClient(admCl)
-	chAdmin := analyticstest.Open(t)
+	var r allTargets
+	// Registered first, so that it runs after the process is killed.
 	t.Cleanup(func() {
 		defer admCl.Close()
+		if r.cat == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		p := r.prefix
 		_, _ = adm.DeleteGroups(ctx, p+"joiner", p+"learner", p+"learner-lease-default", p+"recorder", p+"actor")
 		_, _ = adm.DeleteTopics(ctx, r.cat.Names()...)
-		analyticstest.Drop(t, chAdmin, r.db)
 	})
-	r.p = testenv.Start(t, bin, dir, name, append([]string{"-target=all",
+	r = startAllTargetsOn(t, name, unique, seeds, nil, nil, args...)
+	return r
+}
+
+// startAllTargetsOn starts it on seeds, with the broker's flags and env
+// (its credentials) before args; the caller removes its topics.
+func startAllTargetsOn(t *testing.T, name, unique string, seeds, flags, env []string, args ...string) allTargets {
+	t.Helper()
+	chAddr := testenv.ClickHouseAddr(t)
+	r := allTargets{seeds: seeds, prefix: testenv.Unique(t, unique) + ".", db: testenv.Unique(t, unique)}
+	r.dir = t.TempDir()
+	bin := testenv.Binary(t, r.dir)
+	r.cat = topics.New(topics.WithPrefix(r.prefix))
+	chAdmin := analyticstest.Open(t)
+	t.Cleanup(func() { analyticstest.Drop(t, chAdmin, r.db) })
+	shared := append([]string{"-target=all",
 		"-brokers=" + strings.Join(seeds, ","), "-topic-prefix=" + r.prefix, "-topic-partitions=2",
 		"-clickhouse-addr=" + chAddr, "-clickhouse-database=" + r.db,
-		"-admin-addr=" + freePort(t), "-webenv-addr=" + freePort(t), "-dashboard-addr=" + freePort(t), "-run-dir=" + dir}, args...)...)
+		"-admin-addr=" + freePort(t), "-webenv-addr=" + freePort(t), "-dashboard-addr=" + freePort(t), "-run-dir=" + r.dir}, flags...)
+	r.p = testenv.StartEnv(t, bin, r.dir, name, env, append(shared, args...)...)
 	return r
 }
