@@ -6,6 +6,9 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	// glibc malloc given back to the OS: doc.go there.
+	_ "github.com/asyncwebrl/asyncwebrl/services/internal/cmalloc"
 )
 
 // onTorchThread runs fn on a new goroutine locked to its own OS thread and

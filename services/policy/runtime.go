@@ -8,6 +8,9 @@ import (
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	// glibc malloc given back to the OS: doc.go there.
+	_ "github.com/asyncwebrl/asyncwebrl/services/internal/cmalloc"
 )
 
 // EnvLibraryPath names the environment variable with the path of
