@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
-	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama/llamatest"
 )
 
 // TestIntegrationLMSwapKeepsMemory: swapping versions of SmolLM2 into the
@@ -24,18 +24,7 @@ import (
 // swaps after the first two). The bound, 400 MB, is a fifth of the leak's
 // 2.1 GB.
 func TestIntegrationLMSwapKeepsMemory(t *testing.T) {
-	f, err := gguf.Open(testenv.LMModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := f.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llama.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tok := llamatest.SmolLM2(t)
 	sess, err := llama.NewSession(m.ONNX(), m.Shape, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -64,34 +53,10 @@ func TestIntegrationLMSwapKeepsMemory(t *testing.T) {
 		}
 		runtime.GC()
 		debug.FreeOSMemory()
-		rss = append(rss, residentKB(t))
+		rss = append(rss, int64(procstat.Int(procstat.Stat(os.Getpid()), procstat.RSSPages)*os.Getpagesize())>>20)
 	}
-	t.Logf("RSS after each swap (MB): %v", mb(rss))
-	if grew := rss[len(rss)-1] - rss[1]; grew > 400<<10 {
-		t.Errorf("RSS grew %d MB over swaps 3–8", grew>>10)
+	t.Logf("RSS after each swap (MB): %v", rss)
+	if grew := rss[len(rss)-1] - rss[1]; grew > 400 {
+		t.Errorf("RSS grew %d MB over swaps 3–8", grew)
 	}
-}
-
-func residentKB(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			return n
-		}
-	}
-	t.Skip("no VmRSS")
-	return 0
-}
-
-func mb(kb []int64) []int64 {
-	out := make([]int64, len(kb))
-	for i, v := range kb {
-		out[i] = v >> 10
-	}
-	return out
 }

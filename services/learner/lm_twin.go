@@ -192,10 +192,7 @@ func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, p
 	cos := s.reshape(s.narrow(t.cos, 0, pos0, S), S, 1, hd/2, 1)
 	sin := s.reshape(s.narrow(t.sin, 0, pos0, S), S, 1, hd/2, 1)
 	eps := s.scalarTensor(sh.NormEps)
-	rms := func(x, w *ts.Tensor) *ts.Tensor {
-		ms := s.meanLast(s.mul(x, x))
-		return s.mul(s.mul(x, s.rsqrt(s.add(ms, eps))), w)
-	}
+	rms := func(x, w *ts.Tensor) *ts.Tensor { return s.rmsNorm(x, w, eps) }
 	proj := func(x, w *ts.Tensor) *ts.Tensor { return s.matmul(x, s.transpose(w, 0, 1)) }
 	rope := func(x *ts.Tensor, nh int64) *ts.Tensor { // [S, nh·hd] → [S, nh, hd] rotated
 		x = s.reshape(x, S, nh, hd/2, 2)
@@ -273,13 +270,18 @@ func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
 	if from > 0 {
 		x = s.narrow(x, 0, int64(from), T-int64(from))
 	}
-	eps := s.scalarTensor(sh.NormEps)
-	h := s.mul(s.mul(x, s.rsqrt(s.add(s.meanLast(s.mul(x, x)), eps))), p["output_norm"])
+	h := s.rmsNorm(x, p["output_norm"], s.scalarTensor(sh.NormEps))
 	logits := s.matmul(h, s.transpose(out, 0, 1))
 	if err := s.finish(logits); err != nil {
 		return nil, fmt.Errorf("unable to run the language model twin: %w", err)
 	}
 	return logits, nil
+}
+
+// rmsNorm is x scaled by w over the root mean square of its last
+// dimension (eps a one-element tensor: scalarTensor).
+func (s *scope) rmsNorm(x, w, eps *ts.Tensor) *ts.Tensor {
+	return s.mul(s.mul(x, s.rsqrt(s.add(s.meanLast(s.mul(x, x)), eps))), w)
 }
 
 // scalarTensor is a one-element float32 tensor (a constant of the graph,

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama/llamatest"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
@@ -104,18 +104,7 @@ func TestLMTwinMatchesForward(t *testing.T) {
 // per-token log-probs to 1e-3: the behaviour log-probs an actor records
 // are the ones the learner computes.
 func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
-	f, err := gguf.Open(testenv.LMModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := f.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llama.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tok := llamatest.SmolLM2(t)
 	sess, err := llama.NewSession(m.ONNX(), m.Shape, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -180,18 +169,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 //
 //	go test ./services/learner -run '^$' -bench LMStepSmolLM2 -benchtime 3x
 func BenchmarkLMStepSmolLM2(b *testing.B) {
-	f, err := gguf.Open(testenv.LMModel(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := f.Tokenizer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := llama.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, tok := llamatest.SmolLM2(b)
 	set := action.SetBid
 	sys := lm.SystemIDs(tok, set)
 	var user []int32

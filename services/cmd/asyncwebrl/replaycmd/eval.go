@@ -100,7 +100,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if cfg.PolicyBackend != "features" {
 		// A language model: the served one (openai) as it is; the lm
 		// backend's base model and the run's newest version of it.
-		p, err := backend.Policy(cfg, log)
+		var lmod *backend.LM // the lm backend's model, loaded once for both
+		var p actor.Policy
+		var err error
+		if cfg.PolicyBackend == "lm" {
+			if lmod, err = backend.LoadLM(cfg); err == nil {
+				p, err = backend.LMPolicy(cfg, lmod, log)
+			}
+		} else {
+			p, err = backend.Policy(cfg, log)
+		}
 		if err != nil {
 			return err
 		}
@@ -120,7 +129,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			// version beside the base model (zero-shot), same seeds.
 			blob, v, err := latestModel(ctx, f, cat, name, log)
 			if err == nil {
-				tp, err := backend.Policy(cfg, log)
+				tp, err := backend.LMPolicy(cfg, lmod, log)
 				if err != nil {
 					return err
 				}

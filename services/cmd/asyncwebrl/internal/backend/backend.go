@@ -88,14 +88,24 @@ func LoadLM(cfg *config.Config) (*LM, error) {
 	return &LM{Model: m, Tokenizer: tok, EOS: eos, Name: cmp.Or(f.String("general.name"), filepath.Base(cfg.LM.Model))}, nil
 }
 
-// lmPolicy loads the GGUF model, writes its ONNX graph and starts the lm
-// backend on it.
+// lmPolicy loads the GGUF model and starts the lm backend on it.
 func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 	t0 := time.Now()
 	l, err := LoadLM(cfg)
 	if err != nil {
 		return nil, err
 	}
+	p, err := LMPolicy(cfg, l, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("policy backend: a language model in the actor", "model", l.Name, "file", cfg.LM.Model, "shape", l.Model.String(), "loaded_in", time.Since(t0).Round(time.Millisecond))
+	return p, nil
+}
+
+// LMPolicy writes l's ONNX graph and starts an lm backend on it; several
+// share one loaded model (replay eval's base model and trained version).
+func LMPolicy(cfg *config.Config, l *LM, log *slog.Logger) (actor.Policy, error) {
 	sess, err := llama.NewSession(l.Model.ONNX(), l.Model.Shape, cfg.LM.Threads)
 	if err != nil {
 		return nil, err
@@ -106,6 +116,5 @@ func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 		_ = sess.Close()
 		return nil, err
 	}
-	log.Info("policy backend: a language model in the actor", "model", l.Name, "file", cfg.LM.Model, "shape", l.Model.String(), "loaded_in", time.Since(t0).Round(time.Millisecond))
 	return p, nil
 }
