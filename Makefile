@@ -19,9 +19,14 @@ export KAFKA_NODES ?=
 export ASYNCWEBRL_BROKERS ?= $(shell KAFKA_NODES=$(KAFKA_NODES) KAFKA_PORT=$(KAFKA_PORT) infra/kafka.sh brokers)
 export ASYNCWEBRL_CLICKHOUSE_ADDR ?= 127.0.0.1:$(CLICKHOUSE_TCP_PORT)
 BIN := bin/asyncwebrl
-# Packages whose code is concurrent run their unit tests under the race
-# detector too (the integration tests ran once above).
-RACE_PKGS := ./services/internal/... ./topics/... ./services/joiner/... ./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv/... ./services/reporter/... ./services/cmd/...
+# Packages whose code is concurrent (goroutines, locks, channels) run their
+# unit tests under the race detector too (the integration tests ran once
+# above). Listed one by one: each race test binary links libtorch and ONNX
+# Runtime, and the packages of pure functions (action, catalog,
+# config, frame, the CLI's flag parsing...) bought none of it.
+RACE_PKGS := ./services/internal/admin ./services/internal/app ./services/internal/kafka ./topics/... ./services/joiner/... \
+	./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv ./services/webenv/env ./services/reporter \
+	./services/cmd/asyncwebrl/bench ./services/cmd/asyncwebrl/drill
 
 .PHONY: run setup gotch buf up down lm-server status build test test-unit test-integration test-python bench lint fmt clean help
 

@@ -18,6 +18,18 @@ func Integration(t testing.TB) {
 	}
 }
 
+// Parallel is Integration, then t.Parallel: for an integration test that
+// owns everything it touches (its own broker, or a topic prefix, groups
+// and database of its own, free ports) and spends most of its time waiting
+// on them (broker restarts, session timeouts, a run's duration), so that it
+// overlaps the package's other such tests instead of queueing behind them.
+// go test's -parallel (GOMAXPROCS by default) bounds how many overlap.
+func Parallel(t *testing.T) {
+	t.Helper()
+	Integration(t)
+	t.Parallel()
+}
+
 // Brokers returns the real broker's seeds, failing t when none answers.
 func Brokers(t testing.TB) []string {
 	t.Helper()

@@ -94,6 +94,7 @@ func (m *member) logContains(t *testing.T, s string) bool {
 // exactly once, made of the right events, every malformed record in the
 // dlq, and every episode summarized once.
 func TestIntegrationJoinerScaleAndKill(t *testing.T) {
+	testenv.Parallel(t)
 	kc := kafkatest.Real(t, "j", topics.WithPartitions(6))
 	seeds, prefix := kc.Seeds, kc.Catalog.Prefix
 	c := newCluster(kc)

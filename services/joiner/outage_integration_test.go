@@ -32,6 +32,7 @@ import (
 // topic (nothing aborted, nothing missing), and both processes must stop
 // cleanly.
 func TestIntegrationBrokerRestart(t *testing.T) {
+	testenv.Parallel(t)
 	broker := testenv.PrivateBroker(t)
 	db, conn := analyticstest.Database(t)
 	seeds := []string{broker.Addr}
@@ -132,6 +133,7 @@ func TestIntegrationBrokerRestart(t *testing.T) {
 // fails over; the joiner must go on and the verifier find every transition
 // exactly once.
 func TestIntegrationJoinerBrokerLoss(t *testing.T) {
+	testenv.Parallel(t)
 	cluster := testenv.PrivateCluster(t, 3)
 	seeds := cluster.Addrs
 	prefix := testenv.Unique(t, "loss") + "."

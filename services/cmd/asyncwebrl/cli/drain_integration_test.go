@@ -13,6 +13,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/analytics/analyticstest"
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -24,6 +25,7 @@ import (
 // the recorder stopped wherever it was, and the last events of a run were
 // left to the next one).
 func TestIntegrationCleanStopRecordsEveryEvent(t *testing.T) {
+	testenv.Parallel(t)
 	r := startAllTargets(t, "all", "drain",
 		"-instance-id=drain-test", "-duration=40s", "-executors=2", "-max-tier=easy", "-in-flight=4",
 		"-stop-timeout=90s")

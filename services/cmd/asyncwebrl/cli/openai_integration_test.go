@@ -19,6 +19,7 @@ import (
 // the episodes into transitions, and the learner schedules without
 // training (no weights are published).
 func TestIntegrationOpenAIPipeline(t *testing.T) {
+	testenv.Parallel(t)
 	lmURL, lmModel := testenv.LMServer(t)
 	miniwob := testenv.MiniWoBDir(t)
 	r := startAllTargets(t, "openai", "openai",

@@ -18,6 +18,7 @@ import (
 // check (no drift), a change behind the catalog's back, check again (drift,
 // exit 1).
 func TestIntegrationTopicsCommand(t *testing.T) {
+	testenv.Parallel(t)
 	seeds := testenv.Brokers(t)
 	bin := binary(t)
 	prefix := testenv.Unique(t, "cli") + "."

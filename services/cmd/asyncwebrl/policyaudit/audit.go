@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -43,6 +44,8 @@ const Usage = `Usage: asyncwebrl policy audit [--suite builtin|miniwob|all] [--s
                  page cannot be copied)
   --miniwob-dir D  the MiniWoB++ html tree (default $ASYNCWEBRL_MINIWOB_DIR,
                  else .run/miniwob/html, filled by make setup)
+  --tabs N       tabs of one Chromium replaying families side by side
+                 (default 3; the findings print in the families' order)
   --strict       exit 1 when a step cannot be expressed
 `
 
@@ -60,6 +63,8 @@ type Finding struct {
 	// Problem is why the task could not be replayed ("no solution", an
 	// oracle error).
 	Problem string
+	// progress is the line Audit's progress callback gets.
+	progress string
 }
 
 // Missed is the number of inexpressible steps.
@@ -77,7 +82,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, Usage)
 		return nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families", "memory-steps", "miniwob-dir"}, []string{"strict"})
+	vals, rest, err := cmdkit.SubFlags(args, []string{"suite", "seeds", "families", "memory-steps", "miniwob-dir", "tabs"}, []string{"strict"})
 	if err != nil {
 		return cmdkit.Usage(err)
 	}
@@ -100,6 +105,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			return cmdkit.Usage(fmt.Errorf("invalid --memory-steps %q: want 0 or more", v))
 		}
 	}
+	tabs := DefaultTabs
+	if v, ok := vals["tabs"]; ok {
+		if tabs, err = strconv.Atoi(v); err != nil || tabs < 1 {
+			return cmdkit.Usage(fmt.Errorf("invalid --tabs %q: want a positive number", v))
+		}
+	}
 	fams := catalog.SuiteFamilies(suite)
 	if v := vals["families"]; v != "" {
 		if fams, err = catalog.SelectFamilies(suite, strings.Split(v, ",")); err != nil {
@@ -112,7 +123,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			dir = filepath.Join(".run", "miniwob", "html")
 		}
 	}
-	findings, err := Audit(ctx, Options{Families: fams, Seeds: seeds, Memory: memory, MiniWoBDir: dir}, func(s string) { fmt.Fprintln(stdout, s) })
+	findings, err := Audit(ctx, Options{Families: fams, Seeds: seeds, Memory: memory, MiniWoBDir: dir, Tabs: tabs}, func(s string) { fmt.Fprintln(stdout, s) })
 	if err != nil {
 		return err
 	}
@@ -139,7 +150,14 @@ type Options struct {
 	Memory int
 	// MiniWoBDir: the MiniWoB++ html tree, needed when a family is one.
 	MiniWoBDir string
+	// Tabs: tabs of the one Chromium that replay families side by side
+	// (0: DefaultTabs). A replay mostly waits on its page, so tabs finish
+	// a suite sooner; each family's seeds stay in a row on one tab.
+	Tabs int
 }
+
+// DefaultTabs is Options.Tabs's default.
+const DefaultTabs = 3
 
 // Audit replays the families' solutions through one browser, each page
 // remembering o.Memory past steps as an actor's would.
@@ -165,41 +183,80 @@ func Audit(ctx context.Context, o Options, progress func(string)) ([]Finding, er
 		return nil, fmt.Errorf("unable to start Chromium for the audit: %w", err)
 	}
 	defer func() { _ = b.Close() }()
-	e, err := env.New(ctx, b, srv.URL())
-	if err != nil {
-		return nil, err
+	tabs := o.Tabs
+	if tabs <= 0 {
+		tabs = DefaultTabs
 	}
-	defer func() { _ = e.Close() }()
-	arch := policy.DefaultArchitecture()
-	var out []Finding
-	for _, f := range o.Families {
-		fd := Finding{Family: f.Name, Tier: f.Tier, Inexpressible: map[string]int{}}
-		miniwob := catalog.IsMiniWoB(f.Name)
-		if _, ok := oracle.SolverFor(f.Name); miniwob && !ok {
-			fd.Problem = "no solution"
-			out = append(out, fd)
-			continue
+	tabs = min(tabs, max(len(o.Families), 1))
+	envs := make([]*env.Env, 0, tabs)
+	defer func() {
+		for _, e := range envs {
+			_ = e.Close()
 		}
-		t0 := time.Now()
-		for seed := int64(1); seed <= int64(o.Seeds); seed++ {
-			fd.Episodes++
-			var err error
-			if miniwob {
-				err = replayMiniWoB(ctx, e, &arch, env.TaskRef{Family: f.Name, Seed: catalog.MiniWoBTestSeedFirst + seed - 1}, o.Memory, &fd)
-			} else {
-				err = replay(ctx, e, &arch, env.TaskRef{Family: f.Name, Site: catalog.HeldOutSite(f), Seed: seed}, o.Memory, &fd)
+	}()
+	for range tabs {
+		e, err := env.New(ctx, b, srv.URL())
+		if err != nil {
+			return nil, err
+		}
+		envs = append(envs, e)
+	}
+	out := make([]Finding, len(o.Families))
+	var mu sync.Mutex // progress
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for _, e := range envs {
+		wg.Go(func() {
+			arch := policy.DefaultArchitecture()
+			for i := range next {
+				out[i] = auditFamily(ctx, e, &arch, o, o.Families[i])
+				if progress != nil {
+					mu.Lock()
+					progress(out[i].progress)
+					mu.Unlock()
+				}
 			}
-			if err != nil {
-				fd.Problem = err.Error()
-				break
-			}
+		})
+	}
+	for i := range o.Families {
+		select {
+		case next <- i:
+		case <-ctx.Done():
 		}
-		if progress != nil {
-			progress(fmt.Sprintf("%s: %d steps, %d inexpressible, %d of %d episodes won (%s)", f.Name, fd.Steps, fd.Missed(), fd.Won, fd.Episodes, time.Since(t0).Round(time.Millisecond)))
-		}
-		out = append(out, fd)
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("unable to finish the audit: %w", err)
 	}
 	return out, nil
+}
+
+// auditFamily replays o.Seeds episodes of f on e.
+func auditFamily(ctx context.Context, e *env.Env, arch *policy.Architecture, o Options, f catalog.FamilyInfo) Finding {
+	fd := Finding{Family: f.Name, Tier: f.Tier, Inexpressible: map[string]int{}}
+	miniwob := catalog.IsMiniWoB(f.Name)
+	if _, ok := oracle.SolverFor(f.Name); miniwob && !ok {
+		fd.Problem = "no solution"
+		fd.progress = f.Name + ": no solution"
+		return fd
+	}
+	t0 := time.Now()
+	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
+		fd.Episodes++
+		var err error
+		if miniwob {
+			err = replayMiniWoB(ctx, e, arch, env.TaskRef{Family: f.Name, Seed: catalog.MiniWoBTestSeedFirst + seed - 1}, o.Memory, &fd)
+		} else {
+			err = replay(ctx, e, arch, env.TaskRef{Family: f.Name, Site: catalog.HeldOutSite(f), Seed: seed}, o.Memory, &fd)
+		}
+		if err != nil {
+			fd.Problem = err.Error()
+			break
+		}
+	}
+	fd.progress = fmt.Sprintf("%s: %d steps, %d inexpressible, %d of %d episodes won (%s)", f.Name, fd.Steps, fd.Missed(), fd.Won, fd.Episodes, time.Since(t0).Round(time.Millisecond))
+	return fd
 }
 
 // stepper takes a solution's steps as the audit does: it shows each page to
