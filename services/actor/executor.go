@@ -120,6 +120,7 @@ func (x *executor) open(ctx context.Context) error {
 		env.WithLogger(x.s.log),
 		env.WithShaping(x.s.opts.shaping),
 		env.WithRequestPerAction(x.s.opts.requestPerAction),
+		env.WithMiniWoBTimeLimit(x.s.opts.miniwobTimeLimit),
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -46,6 +46,8 @@ type Option func(*options)
 type options struct {
 	// requestPerAction: WithRequestPerAction.
 	requestPerAction bool
+	// miniwobTimeLimit: WithMiniWoBTimeLimit.
+	miniwobTimeLimit time.Duration
 	executors        int
 	browsers         int
 	mode             Mode
@@ -302,3 +304,7 @@ func WithCrashRetries(n int) Option { return func(o *options) { o.crashRetries =
 // (env.WithRequestPerAction; default off; the command line turns it on when
 // -latency-profile delays requests).
 func WithRequestPerAction(on bool) Option { return func(o *options) { o.requestPerAction = on } }
+
+// WithMiniWoBTimeLimit sets every MiniWoB++ episode's time limit
+// (env.WithMiniWoBTimeLimit; default 0: the page's own).
+func WithMiniWoBTimeLimit(d time.Duration) Option { return func(o *options) { o.miniwobTimeLimit = d } }

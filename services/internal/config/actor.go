@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ActorModes are the modes an actor target runs (the values of actor.Mode
@@ -45,8 +46,13 @@ type Actor struct {
 	// switch named with a leading "no-" removes the default of that name
 	// (no-disable-gpu-vsync).
 	BrowserFlags []string
+	// MiniWoBTimeLimit is every MiniWoB++ episode's time limit: 0 the
+	// page's own (-miniwob-time-limit=page, the default), else the
+	// duration (off: env.NoMiniWoBTimeLimit, BrowserGym's 10^6 ms).
+	MiniWoBTimeLimit time.Duration
 
-	allowed string
+	allowed   string
+	timeLimit string
 	flags   string
 }
 
@@ -76,6 +82,7 @@ func (a *Actor) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.BrowserSandbox, "browser-sandbox", "auto", "actor: browser isolation: auto (as root, Chromium runs as uid 65534 with its own sandbox when user namespaces work, else as uid 65534 without it; said at start) or off (--no-sandbox as this user, the behaviour before 12-05) (env "+envName("browser-sandbox")+")")
 	fs.IntVar(&a.BrowserNice, "browser-nice", 10, "actor: nice value of every Chromium thread, so the learner and joiner get CPU first; 0 keeps Chromium's own (env "+envName("browser-nice")+")")
 	fs.StringVar(&a.Shaping, "shaping", "on", "actor: dense reward shaping: off, on, or progress=0.5,subgoal=0.1,noop=0.05,repeat=0.05 (env "+envName("shaping")+")")
+	fs.StringVar(&a.timeLimit, "miniwob-time-limit", "page", "actor: MiniWoB++ episode time limit: page (each page's own, 10s for most, as the published tables ran them), off (BrowserGym's protocol for language-model agents: 10^6 ms, so a policy that thinks for seconds is not timed out), or a duration such as 60s (env "+envName("miniwob-time-limit")+")")
 	fs.StringVar(&a.PolicyName, "policy-name", "default", "actor: the policy to act with, the key of the weights topic (env "+envName("policy-name")+")")
 }
 
@@ -94,6 +101,13 @@ func (a *Actor) validate() error {
 	}
 	if a.PolicyName == "" {
 		a.PolicyName = "default"
+	}
+	limit, err := ParseMiniWoBTimeLimit(a.timeLimit)
+	if err != nil {
+		return err
+	}
+	if a.timeLimit != "" {
+		a.MiniWoBTimeLimit = limit
 	}
 	a.Mode = strings.ToLower(strings.TrimSpace(a.Mode))
 	if err := oneOf("-actor-mode", a.Mode, ActorModes...); err != nil {
@@ -122,4 +136,36 @@ func (w *Webenv) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.Split, "webenv-split", "all", "webenv: sites served: train, test or all (held-out test sites are evaluated, never trained on) (env "+envName("webenv-split")+")")
 	fs.StringVar(&w.MiniWoBDir, "miniwob-dir", "", "webenv: the MiniWoB++ html tree served for -suite=miniwob or all; empty = <run-dir>/miniwob/html, filled by make setup (env "+envName("miniwob-dir")+")")
 	fs.StringVar(&w.LatencyProfile, "latency-profile", "none", "webenv: latency profile: none, web, heavy, async, fixed:200ms, lognormal:150ms:0.5, heavytail:100ms:0.6:1.5 (+async) (env "+envName("latency-profile")+")")
+}
+
+// noMiniWoBTimeLimit is env.NoMiniWoBTimeLimit (BrowserGym's 10^6 ms),
+// which config does not import.
+const noMiniWoBTimeLimit = 1000 * time.Second
+
+// ParseMiniWoBTimeLimit parses -miniwob-time-limit: "page" or "" (0: each
+// page's own), "off" (10^6 ms), or a positive duration.
+func ParseMiniWoBTimeLimit(s string) (time.Duration, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "page":
+		return 0, nil
+	case "off", "none":
+		return noMiniWoBTimeLimit, nil
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("invalid -miniwob-time-limit %q: want page, off or a positive duration (60s)", s)
+		}
+		return d, nil
+	}
+}
+
+// MiniWoBTimeLimitName says a limit as -miniwob-time-limit takes it.
+func MiniWoBTimeLimitName(d time.Duration) string {
+	switch d {
+	case 0:
+		return "page"
+	case noMiniWoBTimeLimit:
+		return "off"
+	}
+	return d.String()
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestActorFlags(t *testing.T) {
@@ -27,5 +28,26 @@ func TestActorFlags(t *testing.T) {
 		if _, err := Parse(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+func TestParseMiniWoBTimeLimit(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 0, "page": 0, "off": noMiniWoBTimeLimit, "OFF": noMiniWoBTimeLimit, "1m0s": time.Minute} {
+		got, err := ParseMiniWoBTimeLimit(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+		if in != "" && in != "OFF" && MiniWoBTimeLimitName(got) != in {
+			t.Errorf("%q names itself %q", in, MiniWoBTimeLimitName(got))
+		}
+	}
+	for _, in := range []string{"-1s", "0s", "soon"} {
+		if _, err := ParseMiniWoBTimeLimit(in); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+	c, err := Parse([]string{"-miniwob-time-limit=off"}, func(string) string { return "" }, io.Discard)
+	if err != nil || c.Actor.MiniWoBTimeLimit != noMiniWoBTimeLimit {
+		t.Errorf("-miniwob-time-limit=off: %v, %v", c.Actor.MiniWoBTimeLimit, err)
 	}
 }

@@ -119,12 +119,18 @@ func (e *Env) act(ctx context.Context, a Action, before *string) error {
 				return err
 			}
 		}
-		for _, ev := range combo.events() {
-			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
-				return err
+		dispatch := func() error {
+			for _, ev := range combo.events() {
+				if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
+					return err
+				}
 			}
+			return nil
 		}
-		return nil
+		if op := combo.clipOp(); op != 0 {
+			return e.pressClip(ctx, op, dispatch)
+		}
+		return dispatch()
 	case Goto:
 		var cur string
 		_ = e.eval(ctx, `location.href`, &cur)

@@ -68,6 +68,8 @@ type Browser struct {
 	dataDir   string
 	isolation Isolation
 	once      sync.Once
+	// clip is the lock of the browser's one clipboard (clipboard.go).
+	clip sync.Mutex
 }
 
 // Isolation is how the browser was isolated (sandbox.go).

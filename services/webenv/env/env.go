@@ -51,6 +51,12 @@ type Env struct {
 	// page without a rubric (MiniWoB++), the Progress term's previous value.
 	lastPotential float64
 	messages      []string
+
+	// clipMu is the browser's clipboard lock; clip the text this tab last
+	// copied or cut, when hasClip (clipboard.go).
+	clipMu  *sync.Mutex
+	clip    string
+	hasClip bool
 }
 
 // New opens a tab of b for tasks served at baseURL (a webenv server).
@@ -71,7 +77,7 @@ func New(ctx context.Context, b *Browser, baseURL string, opts ...Option) (*Env,
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Env{cfg: cfg, base: base, loading: map[cdp.FrameID]bool{}}
+	e := &Env{cfg: cfg, base: base, loading: map[cdp.FrameID]bool{}, clipMu: &b.clip}
 	e.tabCtx, e.cancel = chromedp.NewContext(b.ctx, append([]chromedp.ContextOption{chromedp.WithListener(e.onEvent)}, cfg.tabOpts...)...)
 	c, cancel := e.bind(ctx)
 	defer cancel()

@@ -52,3 +52,64 @@ func TestIntegrationMiniWoBRequestPerAction(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationMiniWoBTimeLimit: WithMiniWoBTimeLimit replaces the page's
+// own episode time limit before the episode starts, the timer included:
+// off (BrowserGym's 10^6 ms) lets a slow policy finish with a decayed
+// reward near the raw one, a short limit ends the episode as the page's
+// own timeout does, and without the option the page keeps its 10 s.
+func TestIntegrationMiniWoBTimeLimit(t *testing.T) {
+	testenv.Integration(t)
+	srv := newServer(t, webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(testenv.MiniWoBDir(t)))
+	h := srv.Handler()
+	task := TaskRef{Family: catalog.MiniWoBPrefix + "click-test", Seed: 1}
+	limit := func(t *testing.T, e *Env) float64 {
+		t.Helper()
+		c, cancel := e.bind(t.Context())
+		defer cancel()
+		var ms float64
+		if err := e.eval(c, `core.EPISODE_MAX_TIME`, &ms); err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+
+	t.Run("off", func(t *testing.T) {
+		e := envOn(t, h, WithMiniWoBTimeLimit(NoMiniWoBTimeLimit))
+		reset(t, e, task)
+		if ms := limit(t, e); ms != 1e6 {
+			t.Fatalf("core.EPISODE_MAX_TIME = %v, want 10^6", ms)
+		}
+		r := by(t, e, "#subbtn", click)
+		if !r.Done || !r.Info.Success || r.Info.Raw != 1 || r.Info.Decayed < 0.99 {
+			t.Errorf("the click did not win with a decayed reward near 1: %+v", r.Info)
+		}
+	})
+	t.Run("short", func(t *testing.T) {
+		e := envOn(t, h, WithMiniWoBTimeLimit(200*time.Millisecond))
+		reset(t, e, task)
+		c, cancel := e.bind(t.Context())
+		defer cancel()
+		var st pageStatus
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			var err error
+			if st, err = e.status(c); err != nil {
+				t.Fatal(err)
+			}
+			if st.Done || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !st.Done || st.Raw != -1 || st.Reason != "timed out" {
+			t.Errorf("the page did not time out its episode: %+v", st)
+		}
+	})
+	t.Run("page", func(t *testing.T) {
+		e := envOn(t, h)
+		reset(t, e, task)
+		if ms := limit(t, e); ms != 10000 {
+			t.Errorf("core.EPISODE_MAX_TIME = %v, want the page's own 10000", ms)
+		}
+	})
+}

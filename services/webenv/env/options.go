@@ -33,7 +33,25 @@ type config struct {
 	tabOpts       []chromedp.ContextOption // WithTabOptions (hooks.go)
 	// requestPerAction: WithRequestPerAction.
 	requestPerAction bool
+	// miniwobTimeLimit: WithMiniWoBTimeLimit (0: the page's own).
+	miniwobTimeLimit time.Duration
 }
+
+// WithMiniWoBTimeLimit sets core.EPISODE_MAX_TIME of every MiniWoB++
+// episode to d before it starts (default 0: the page's own limit, 10 s for
+// most tasks, 7-60 s for some, as the published tables ran them). The
+// limit runs in real time while the policy decides, so a policy that takes
+// seconds a step (a language model on a CPU) times out where a fast one
+// does not; BrowserGym runs MiniWoB++ for language-model agents with the
+// limit at 10^6 ms (NoMiniWoBTimeLimit). The time-decayed reward divides
+// by the limit too. Built-in pages keep their family's limit.
+func WithMiniWoBTimeLimit(d time.Duration) Option {
+	return func(c *config) { c.miniwobTimeLimit = max(d, 0) }
+}
+
+// NoMiniWoBTimeLimit is BrowserGym's MiniWoB++ time limit, 10^6 ms: in
+// effect none.
+const NoMiniWoBTimeLimit = 1000 * time.Second
 
 // WithRequestPerAction makes every reset and action on a MiniWoB++ page
 // wait for one request to the task server (GET /api/wait), as a page that

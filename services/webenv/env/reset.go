@@ -96,6 +96,10 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	}
 	// The reference harnesses' start: end whatever runs, seed, start.
 	start := fmt.Sprintf(`core.endEpisode(0); Math.seedrandom(%d); core.startEpisodeReal(); true`, task.Seed)
+	if d := e.cfg.miniwobTimeLimit; d > 0 && catalog.IsMiniWoB(task.Family) {
+		// Before the start, which arms the timer with it.
+		start = fmt.Sprintf(`core.EPISODE_MAX_TIME = %d; `, d.Milliseconds()) + start
+	}
 	if err := e.eval(c, start, nil); err != nil {
 		return nil, fmt.Errorf("unable to start an episode of %s: %w", target, err)
 	}

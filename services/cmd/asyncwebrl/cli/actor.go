@@ -48,6 +48,7 @@ func newActor(d deps) (app.Service, error) {
 		// The actors' MiniWoB++ pages meet the profile's delays as the
 		// built-in pages do (one request per action).
 		actor.WithRequestPerAction(profile.Delays()),
+		actor.WithMiniWoBTimeLimit(a.MiniWoBTimeLimit),
 		actor.WithShaping(shaping),
 		actor.WithSuite(suite),
 		actor.WithBrowserNice(a.BrowserNice),

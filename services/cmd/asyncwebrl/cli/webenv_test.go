@@ -5,6 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
 func TestWebenvFamiliesSuite(t *testing.T) {
@@ -27,5 +30,14 @@ func TestWebenvFamiliesSuite(t *testing.T) {
 		if code != c.code || !strings.Contains(got, c.want) || (c.lack != "" && strings.Contains(got, c.lack)) {
 			t.Errorf("%v (suite env %q): exit %d, output:\n%s", c.args, c.env, code, got[:min(len(got), 400)])
 		}
+	}
+}
+
+// TestMiniWoBTimeLimitOff: config's "off" is the env's BrowserGym limit
+// (config does not import env, so it holds the number twice).
+func TestMiniWoBTimeLimitOff(t *testing.T) {
+	d, err := config.ParseMiniWoBTimeLimit("off")
+	if err != nil || d != env.NoMiniWoBTimeLimit {
+		t.Errorf("off = %v, %v; env.NoMiniWoBTimeLimit = %v", d, err, env.NoMiniWoBTimeLimit)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
@@ -170,8 +171,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		where = append(where, fmt.Sprintf("a built-in family on its test site, seeds %d..%d", seedBase, seedBase+int64(episodes)-1))
 	}
 	if miniwob {
-		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d (score: the mean raw reward, an episode the step budget cut counting −1 as the page's timeout would; strict: raw reward 1; raw>0; decayed: the mean time-decayed reward)",
-			catalog.MiniWoBSeed(catalog.SplitTest, seedBase), catalog.MiniWoBSeed(catalog.SplitTest, seedBase+int64(episodes)-1)))
+		limit := "each page's own time limit (10 s for most tasks), as the published tables ran them"
+		switch d := cfg.Actor.MiniWoBTimeLimit; d {
+		case 0:
+		case env.NoMiniWoBTimeLimit:
+			limit = "no time limit (-miniwob-time-limit=off: 10^6 ms, BrowserGym's protocol for language-model agents; the published tables ran each page's own)"
+		default:
+			limit = fmt.Sprintf("a time limit of %s (-miniwob-time-limit; the published tables ran each page's own)", d)
+		}
+		where = append(where, fmt.Sprintf("a MiniWoB++ task on its test seeds %d..%d under %s (score: the mean raw reward, an episode the step budget cut counting −1 as the page's timeout would; strict: raw reward 1; raw>0; decayed: the mean time-decayed reward)",
+			catalog.MiniWoBSeed(catalog.SplitTest, seedBase), catalog.MiniWoBSeed(catalog.SplitTest, seedBase+int64(episodes)-1), limit))
 	}
 	fmt.Fprintf(&b, "Greedy success on held-out episodes of each task of suite %s: %s. %d episodes per task and model, policy `%s` version %d from the weights topic `%s`.\n\n",
 		cfg.Suite, strings.Join(where, "; "), episodes, policy, version, cat.Name(topics.Weights))

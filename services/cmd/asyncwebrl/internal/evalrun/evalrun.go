@@ -228,7 +228,8 @@ func Evaluate(ctx context.Context, c Config, name string, onnx []byte) (Result, 
 	aopts := []actor.Option{
 		actor.WithExecutors(c.Executors), actor.WithWebenvURL(srv.URL()), actor.WithInitialONNX(onnx),
 		actor.WithPolicyName(name), actor.WithTaskGrace(time.Hour), actor.WithLogger(c.Log),
-		actor.WithMetrics(prometheus.NewRegistry()), actor.WithInstanceID("eval-" + name)}
+		actor.WithMetrics(prometheus.NewRegistry()), actor.WithInstanceID("eval-" + name),
+		actor.WithMiniWoBTimeLimit(c.Config.Actor.MiniWoBTimeLimit)}
 	if c.Policy != nil {
 		aopts = append(aopts, actor.WithPolicy(func([]byte, uint64) (actor.Policy, error) { return c.Policy, nil }))
 	}
