@@ -53,7 +53,7 @@ type Actor struct {
 
 	allowed   string
 	timeLimit string
-	flags   string
+	flags     string
 }
 
 // Webenv configures the webenv target.
