@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/css"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -89,7 +90,12 @@ func New(ctx context.Context, b *Browser, baseURL string, opts ...Option) (*Env,
 		// tracking would stream every change of the page to us for nothing.
 		_, err3 := chromedp.Call(c, css.Disable, cdp.Empty{})
 		_, err4 := chromedp.Call(c, dom.Disable, cdp.Empty{})
-		setup = append(setup, err1, err2, err3, err4, e.setViewport(c, cfg.defViewport))
+		// A page's service worker outlives its episode in the tab's browser
+		// context and could answer the next episode's pages (a forged task
+		// page, a forged score): the tab's requests skip every service
+		// worker, so the server always answers them.
+		_, err5 := chromedp.Call(c, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true})
+		setup = append(setup, err1, err2, err3, err4, err5, e.setViewport(c, cfg.defViewport))
 	}
 	if err := errors.Join(setup...); err != nil {
 		e.cancel()
