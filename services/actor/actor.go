@@ -319,7 +319,18 @@ func (s *Service) quiesce(ctx context.Context) error {
 	if s.cancel != nil {
 		s.cancel()
 	}
-	waitFor(ctx, &s.execWG)
+	// The executors get half of what is left: a decision of a language
+	// model (seconds, and ONNX Runtime does not stop mid-run) must not
+	// eat the flush's time. A 60-minute lm run lost its flush this way:
+	// its executors took the whole 20 s and the flush found its deadline
+	// gone, exit 1.
+	ectx := ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+		defer cancel()
+	}
+	waitFor(ectx, &s.execWG)
 	if s.tasksCl != nil {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := s.tasksCl.CommitMarkedOffsets(cctx); err != nil {
