@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
-	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama/llamatest"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
@@ -22,19 +22,8 @@ import (
 // float32; on this prompt that moves log-probs by up to 0.16 (12-05).
 func TestIntegrationLlamaMatchesLlamaCpp(t *testing.T) {
 	const tol = 0.25
-	f, err := gguf.Open(testenv.LMModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tok := llamatest.SmolLM2(t)
 	base, _ := testenv.LMServer(t)
-	tok, err := f.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llama.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	prompt := "<|im_start|>user\nClick the button labelled \"Submit\". Elements: [3] button \"Cancel\" [4] button \"Submit\"<|im_end|>\n<|im_start|>assistant\nclick(\""
 	ids := tok.Encode(prompt, true)
 	logits, err := m.Forward(ids, m.NewCache())
@@ -88,18 +77,7 @@ func TestIntegrationLlamaMatchesLlamaCpp(t *testing.T) {
 // the Go forward pass on the same weights: the log-probs of a chat prompt's
 // next token, and of three tokens generated from the cache, to 1e-3.
 func TestIntegrationSmolLM2ONNX(t *testing.T) {
-	f, err := gguf.Open(testenv.LMModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := f.Tokenizer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llama.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tok := llamatest.SmolLM2(t)
 	sess, err := llama.NewSession(m.ONNX(), m.Shape, 0)
 	if err != nil {
 		t.Fatal(err)
