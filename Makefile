@@ -26,7 +26,7 @@ BIN := bin/asyncwebrl
 # config, frame, the CLI's flag parsing...) bought none of it.
 RACE_PKGS := ./services/internal/admin ./services/internal/app ./services/internal/kafka ./topics/... ./services/joiner/... \
 	./loadtest/... ./services/policy/... ./services/recorder/... ./services/webenv ./services/webenv/env ./services/reporter \
-	./services/cmd/asyncwebrl/bench ./services/cmd/asyncwebrl/drill
+	./services/cmd/asyncwebrl/bench ./services/cmd/asyncwebrl/drill ./infra/netlab
 
 .PHONY: run setup gotch buf up down lm-server status build test test-unit test-integration test-python bench lint fmt clean help
 

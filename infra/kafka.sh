@@ -27,6 +27,12 @@
 #      600), which the storage format writes into the cluster's metadata
 #      (Kafka's own --add-scram); `credentials` prints the client's flags.
 #      A run dir remembers it, as it does KAFKA_NODES.
+#      KAFKA_NETNS, KAFKA_HOSTS, KAFKA_ADVERTISED (comma lists, one item a
+#      node; the drill's network lab, infra/netlab): node i runs in network
+#      namespace i (`ip netns exec`), listens on host i instead of loopback
+#      (clients on its port, the brokers among themselves on port+1, the
+#      quorum on its controller port) and tells clients to reach it at
+#      advertised address i (a proxy of the lab). Not with KAFKA_SECURE=1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -52,6 +58,14 @@ if [ -z "$SECURE" ] && [ -s "$KDIR/secure" ]; then SECURE=$(cat "$KDIR/secure");
 TLS=$KDIR/tls
 SCRAM=$KDIR/scram
 SCRAM_USER=asyncwebrl
+IFS=, read -r -a NETNS <<<"${KAFKA_NETNS:-}"
+IFS=, read -r -a HOSTS <<<"${KAFKA_HOSTS:-}"
+IFS=, read -r -a ADVERTISED <<<"${KAFKA_ADVERTISED:-}"
+if [ "${#NETNS[@]}" -gt 0 ]; then
+  [ "${#NETNS[@]}" -eq "$NODES" ] && [ "${#HOSTS[@]}" -eq "$NODES" ] && [ "${#ADVERTISED[@]}" -eq "$NODES" ] \
+    || die "kafka: KAFKA_NETNS, KAFKA_HOSTS and KAFKA_ADVERTISED need one item for each of the $NODES nodes"
+  [ "$SECURE" = 1 ] && die "kafka: KAFKA_NETNS does not go with KAFKA_SECURE=1"
+fi
 
 # node I: sets NODE, PORT, CPORT and the node's files. A single node keeps
 # the layout it always had ($KDIR/data, $KDIR/kafka.pid, ...); the nodes of
@@ -61,6 +75,10 @@ node() {
   [[ "$NODE" =~ ^[0-9]+$ ]] && [ "$NODE" -ge 1 ] && [ "$NODE" -le "$NODES" ] || die "kafka: no node '$NODE' (KAFKA_NODES=$NODES)"
   PORT=$((KAFKA_PORT + 2 * (NODE - 1)))
   CPORT=$((KAFKA_CONTROLLER_PORT + 2 * (NODE - 1)))
+  HOST=127.0.0.1 ADV=$HOST:$PORT EXEC=()
+  if [ "${#NETNS[@]}" -gt 0 ]; then
+    HOST=${HOSTS[NODE - 1]} ADV=${ADVERTISED[NODE - 1]} EXEC=(ip netns exec "${NETNS[NODE - 1]}")
+  fi
   if [ "$NODES" -eq 1 ]; then NDIR=$KDIR; else NDIR=$KDIR/node$NODE; fi
   DATA=$NDIR/data
   PIDFILE=$NDIR/kafka.pid
@@ -73,14 +91,24 @@ node() {
 running() { pid_alive "$PIDFILE" && port_open "$HOST" "$PORT"; }
 
 voters() {
-  local i out=""
-  for ((i = 1; i <= NODES; i++)); do out+="${out:+,}$i@$HOST:$((KAFKA_CONTROLLER_PORT + 2 * (i - 1)))"; done
+  local i out="" h
+  for ((i = 1; i <= NODES; i++)); do
+    h=127.0.0.1
+    [ "${#HOSTS[@]}" -gt 0 ] && h=${HOSTS[i - 1]}
+    out+="${out:+,}$i@$h:$((KAFKA_CONTROLLER_PORT + 2 * (i - 1)))"
+  done
   echo "$out"
 }
 
 brokers() {
   local i out=""
-  for ((i = 1; i <= NODES; i++)); do out+="${out:+,}$HOST:$((KAFKA_PORT + 2 * (i - 1)))"; done
+  for ((i = 1; i <= NODES; i++)); do
+    if [ "${#ADVERTISED[@]}" -gt 0 ]; then
+      out+="${out:+,}${ADVERTISED[i - 1]}"
+    else
+      out+="${out:+,}127.0.0.1:$((KAFKA_PORT + 2 * (i - 1)))"
+    fi
+  done
   echo "$out"
 }
 
@@ -88,6 +116,17 @@ brokers() {
 # SASL_SSL with SCRAM-SHA-512, the brokers among themselves too (as user
 # "broker"). The controller listener stays plaintext on loopback.
 listeners() {
+  if [ "${#NETNS[@]}" -gt 0 ]; then
+    # Clients go through the lab's proxy (ADV); replication goes host to
+    # host, so that a cut node is cut from the other brokers too.
+    cat <<EOF
+listeners=PLAINTEXT://$HOST:$PORT,INTERNAL://$HOST:$((PORT + 1)),CONTROLLER://$HOST:$CPORT
+advertised.listeners=PLAINTEXT://$ADV,INTERNAL://$HOST:$((PORT + 1))
+inter.broker.listener.name=INTERNAL
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT
+EOF
+    return
+  fi
   if [ "$SECURE" = 0 ]; then
     cat <<EOF
 listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT
@@ -252,9 +291,9 @@ launch_node() {
   rotate_log "$LOGFILE"
   rotate_log "$OUTFILE"
   format_storage
-  log "kafka: starting node $NODE on $HOST:$PORT (controller :$CPORT, heap $KAFKA_HEAP)"
+  log "kafka: starting node $NODE on $HOST:$PORT (controller :$CPORT, heap $KAFKA_HEAP${EXEC[*]:+, in ${EXEC[*]: -1}})"
   # shellcheck disable=SC2086 # KAFKA_HEAP may hold several JVM flags; it comes after -Xms so it can override it.
-  launch "$PIDFILE" "$OUTFILE" java -Xms128M $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+  launch "$PIDFILE" "$OUTFILE" "${EXEC[@]}" java -Xms128M $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$LOG4J" -Dkafka.logs.dir="$NDIR" \
     -cp "$LIBS/*" kafka.Kafka "$PROPS"

@@ -19,6 +19,9 @@ type Cluster struct {
 	// node's, node 1 first.
 	Addr  string
 	Addrs []string
+	// ports are the nodes' client ports, node 1 first; a node's listener
+	// is its host's (127.0.0.1, or its address in InNamespaces) on it.
+	ports []int
 	dir   string
 	repo  string
 	nodes int
@@ -46,10 +49,37 @@ func NewCluster(dir, repo string, nodes int, env ...string) *Cluster {
 	}
 	b.env = append(b.env, env...)
 	for i := range nodes {
+		b.ports = append(b.ports, port+2*i)
 		b.Addrs = append(b.Addrs, "127.0.0.1:"+strconv.Itoa(port+2*i))
 	}
 	b.Addr = b.Addrs[0]
 	return b
+}
+
+// Node is node i's (1-based) placement in InNamespaces: its namespace, its
+// address there, and the address clients are told to use (a proxy).
+type Node struct {
+	NS, Host, Advertised string
+}
+
+// Listener is node's (1-based) client listener on host (its address in
+// its namespace), host:port.
+func (b *Cluster) Listener(node int, host string) string {
+	return host + ":" + strconv.Itoa(b.ports[node-1])
+}
+
+// InNamespaces runs the nodes in network namespaces (infra/kafka.sh's
+// KAFKA_NETNS): node i in nodes[i-1].NS, listening on its Host, its
+// clients sent to its Advertised address. Addrs become the advertised
+// ones. Call it before Up.
+func (b *Cluster) InNamespaces(nodes []Node) {
+	var ns, hosts, adv []string
+	for _, n := range nodes {
+		ns, hosts, adv = append(ns, n.NS), append(hosts, n.Host), append(adv, n.Advertised)
+	}
+	b.env = append(b.env, "KAFKA_NETNS="+strings.Join(ns, ","), "KAFKA_HOSTS="+strings.Join(hosts, ","), "KAFKA_ADVERTISED="+strings.Join(adv, ","))
+	b.Addrs = adv
+	b.Addr = adv[0]
 }
 
 // Up starts every node that is not running and waits until all are ready.

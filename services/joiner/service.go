@@ -139,6 +139,10 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 // Name implements app.Service.
 func (s *Service) Name() string { return "joiner" }
 
+// startFenceBound is how long Start tries to fence the previous
+// transaction before the member gives up starting.
+const startFenceBound = 2 * time.Minute
+
 // Start checks the topics, joins the group and starts consuming.
 func (s *Service) Start(ctx context.Context) error {
 	if err := s.checkTopics(ctx); err != nil {
@@ -148,7 +152,11 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fenceCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// A young or loaded cluster may take a while: the transaction log's
+	// append waits for a lagging replica to leave the ISR
+	// (replica.lag.time.max.ms, 30 s). A drill under load spent 30 s in
+	// one attempt, and both joiner members exited at start.
+	fenceCtx, cancel := context.WithTimeout(ctx, startFenceBound)
 	defer cancel()
 	sess, err := s.newSession(fenceCtx)
 	if err != nil {

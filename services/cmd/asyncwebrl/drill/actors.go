@@ -48,8 +48,8 @@ func (d *drillRun) runReal(ctx context.Context, adm *kadm.Client, conn driver.Co
 		return nil, err
 	}
 	d.loadStart = time.Now()
-	d.say("load: real actors until the last fault recovered and %s more; schedule %s, each fault down %s",
-		d.flags.tail, scheduleString(d.flags.schedule), d.flags.down)
+	d.say("load: real actors until the last fault recovered and %s more; schedule %s, %s",
+		d.flags.tail, scheduleString(d.flags.schedule), d.downs())
 	stopProgress := d.progress(ctx, adm)
 	res := &drillResult{}
 	err := d.faults(ctx, adm, res)

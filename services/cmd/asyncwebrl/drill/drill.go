@@ -22,6 +22,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/analytics"
 	"github.com/asyncwebrl/asyncwebrl/infra/launch"
+	"github.com/asyncwebrl/asyncwebrl/infra/netlab"
 	"github.com/asyncwebrl/asyncwebrl/loadtest"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -70,6 +71,24 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--
                 only): the actor records its executors' episodes as aborted and
                 starts a new browser itself (nothing is restarted by the drill;
                 "back after" is when the new browser runs)
+  Network faults last --net-down (nothing is killed). With any of the first
+  three the drill's own cluster is built across network namespaces it makes
+  (infra/netlab: a bridge in a namespace of its own, veth pairs, 10.231.x.0/24,
+  nothing outside this machine): each broker in one, the joiner members in
+  one, real actors with their webenv and browsers in one; the drill, the
+  recorder and the learner stay outside, linked to the bridge. Clients reach
+  each broker through a proxy of the drill (its advertised address); brokers
+  reach each other and the quorum directly. Where namespaces are refused the
+  drill says so in one line and skips those three.
+    broker-partition    the broker broker would hit, its link taken down: cut off
+                        from the other brokers, the controller quorum and every
+                        client, still running
+    actor-partition     the actors' namespace cut off from every broker (real
+                        actors only); recovered once their records land again
+    joiner-latency      --latency each way and --loss segment loss between the
+                        joiner members and every broker (the proxies' toxic)
+    clickhouse-latency  --latency each way between the members and ClickHouse
+                        (a proxy; no namespaces needed)
   Progress lines go to stdout. At the end it prints a verdict per topic
   (records: the load's deliberate duplicates are records like any other)
   and per ClickHouse table (distinct events) with expected, found, lost and
@@ -107,6 +126,11 @@ const drillUsage = `Usage: asyncwebrl drill [--synthetic[=false]] [--rate R] [--
   --tail D             load after the last fault recovered (default 15s)
   --members N          joiner and recorder members each (default 2)
   --nodes N            brokers of the drill's own cluster (default 3)
+  --net-down D         how long a network fault lasts (default 60s)
+  --latency D          the latency faults' delay, each way (default 200ms)
+  --loss P             joiner-latency's probability that a segment is lost: it then
+                       waits a retransmission timeout, 200ms + twice --latency, and
+                       the stream behind it too, as TCP would (default 0.05)
   --recovery-timeout D a fault that has not recovered D after its restart fails
                        the drill (default 3m)
   --private-clickhouse start a ClickHouse of the drill's own (infra/clickhouse.sh on
@@ -130,9 +154,13 @@ type drillFlags struct {
 	rate                        float64
 	schedule                    []scheduled
 	down, tail, recoveryTimeout time.Duration
-	privateClickHouse           bool
-	keep                        bool
-	dir, bin                    string
+	// netDown is how long a network fault lasts; latency and loss are the
+	// toxics' (joiner-latency, clickhouse-latency).
+	netDown, latency  time.Duration
+	loss              float64
+	privateClickHouse bool
+	keep              bool
+	dir, bin          string
 }
 
 // scheduled is one fault of the schedule.
@@ -141,11 +169,13 @@ type scheduled struct {
 	at   time.Duration
 }
 
-var drillFaults = []string{"broker", "joiner", "recorder", "learner", "clickhouse", "actor", "chromium"}
+var drillFaults = append([]string{"broker", "joiner", "recorder", "learner", "clickhouse", "actor", "chromium"}, netFaults...)
 
 func parseDrillFlags(args []string) (drillFlags, []string, error) {
-	d := drillFlags{rate: 300, members: 2, nodes: 3, executors: 4, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "executors", "recovery-timeout", "dir", "bin"},
+	d := drillFlags{rate: 300, members: 2, nodes: 3, executors: 4, down: 10 * time.Second, tail: 15 * time.Second, recoveryTimeout: 3 * time.Minute,
+		netDown: time.Minute, latency: 200 * time.Millisecond, loss: 0.05}
+	vals, rest, err := cmdkit.SubFlags(args, []string{"rate", "schedule", "down", "tail", "members", "nodes", "executors", "recovery-timeout", "dir", "bin",
+		"net-down", "latency", "loss"},
 		[]string{"synthetic", "private-clickhouse", "keep"})
 	if err != nil {
 		return d, nil, err
@@ -174,7 +204,13 @@ func parseDrillFlags(args []string) (drillFlags, []string, error) {
 			return d, nil, fmt.Errorf("invalid --rate %q: want a positive number", v)
 		}
 	}
-	for name, dst := range map[string]*time.Duration{"down": &d.down, "tail": &d.tail, "recovery-timeout": &d.recoveryTimeout} {
+	if v, ok := vals["loss"]; ok {
+		if d.loss, err = strconv.ParseFloat(v, 64); err != nil || d.loss < 0 || d.loss >= 1 {
+			return d, nil, fmt.Errorf("invalid --loss %q: want a probability in [0, 1)", v)
+		}
+	}
+	for name, dst := range map[string]*time.Duration{"down": &d.down, "tail": &d.tail, "recovery-timeout": &d.recoveryTimeout,
+		"net-down": &d.netDown, "latency": &d.latency} {
 		if v, ok := vals[name]; ok {
 			if *dst, err = time.ParseDuration(v); err != nil || *dst <= 0 {
 				return d, nil, fmt.Errorf("invalid --%s %q: want a positive duration like 10s", name, v)
@@ -197,7 +233,7 @@ func parseDrillFlags(args []string) (drillFlags, []string, error) {
 		if f.name == "clickhouse" && !d.privateClickHouse {
 			return d, nil, errors.New("the clickhouse fault needs --private-clickhouse: the drill never stops the shared ClickHouse")
 		}
-		if (f.name == "actor" || f.name == "chromium") && !d.real {
+		if (f.name == "actor" || f.name == "chromium" || f.name == "actor-partition") && !d.real {
 			return d, nil, fmt.Errorf("the %s fault needs real actors (--synthetic=false)", f.name)
 		}
 	}
@@ -297,8 +333,8 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 		return nil, cmdkit.Usage(errors.New("drill needs real brokers (omit -brokers for a cluster of its own)"))
 	}
 	for _, f := range df.schedule {
-		if f.name == "broker" && !ownCluster {
-			return nil, cmdkit.Usage(errors.New("the broker fault needs the drill's own cluster: omit -brokers, or leave broker out of --schedule"))
+		if (f.name == "broker" || slices.Contains(labFaults, f.name)) && !ownCluster {
+			return nil, cmdkit.Usage(fmt.Errorf("the %s fault needs the drill's own cluster: omit -brokers, or leave %s out of --schedule", f.name, f.name))
 		}
 	}
 	if df.bin == "" {
@@ -315,6 +351,11 @@ func drill(ctx context.Context, args []string, stdout, stderr io.Writer) (*drill
 		return nil, fmt.Errorf("unable to create the drill's directory: %w", err)
 	}
 	d := &drillRun{flags: df, cfg: cfg, rest: rest, env: drillMemberEnv(os.Getenv), id: id, out: stdout, start: time.Now()}
+	if d.needsLab() {
+		if why := netlab.Available(); why != nil {
+			d.flags.schedule = dropLabFaults(d.flags.schedule, why, d.say)
+		}
+	}
 	res, err := d.run(ctx, ownCluster)
 	if res != nil {
 		printDrill(stdout, res)
@@ -363,6 +404,12 @@ type drillRun struct {
 	selfExits       []string
 	// killed are the instance ids of the actors killed with SIGKILL.
 	killed []string
+	// lab is the network lab (nil without network faults);
+	// brokerProxies are the proxies clients reach node i+1 by; chProxy is
+	// ClickHouse's for the members (nil without clickhouse-latency).
+	lab           *netlab.Lab
+	brokerProxies []*netlab.Proxy
+	chProxy       *netlab.Proxy
 }
 
 func (d *drillRun) say(format string, args ...any) {
@@ -383,6 +430,14 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 		}
 		if ownCluster {
 			d.cluster = launch.NewCluster(filepath.Join(df.dir, "cluster"), repo, df.nodes)
+			if d.needsLab() {
+				// Registered before the cluster's Down: the lab goes after it.
+				closeLab, err := d.buildLab()
+				if err != nil {
+					return nil, err
+				}
+				defer closeLab()
+			}
 			d.say("starting a %d-broker cluster on %s (infra/kafka.sh, data in %s)", df.nodes, strings.Join(d.cluster.Addrs, ","), filepath.Join(df.dir, "cluster"))
 			defer func() {
 				if err := d.cluster.Down(); err != nil {
@@ -407,6 +462,15 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 			}
 			cfg.ClickHouse.Addr = d.ch.Addr
 		}
+	}
+	if d.hasFault("clickhouse-latency") {
+		p, err := netlab.Listen("127.0.0.1:0", cfg.ClickHouse.Addr)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		d.chProxy = p
+		d.say("the members reach ClickHouse through a proxy on %s", p.Addr())
 	}
 	d.f = kafka.NewFactory(cfg, cfg.Brokers, nil)
 	if err := d.f.Ping(ctx, 30*time.Second); err != nil {
@@ -472,8 +536,8 @@ func (d *drillRun) run(ctx context.Context, ownCluster bool) (*drillResult, erro
 	var stopOnce sync.Once
 	endLoad := func() { stopOnce.Do(func() { close(stopLoad) }) }
 	defer endLoad()
-	d.say("load: %.0f records/s until the last fault recovered and %s more; schedule %s, each fault down %s",
-		df.rate, df.tail, scheduleString(df.schedule), df.down)
+	d.say("load: %.0f records/s until the last fault recovered and %s more; schedule %s, %s",
+		df.rate, df.tail, scheduleString(df.schedule), d.downs())
 	prod, err := d.newClient()
 	if err != nil {
 		return nil, err
@@ -633,10 +697,40 @@ func (d *drillRun) progress(ctx context.Context, adm *kadm.Client) func() {
 					line += fmt.Sprintf("; %s: no answer", strings.TrimPrefix(g, d.cat.Prefix))
 				}
 			}
-			d.say("%s", line)
+			d.say("%s%s", line, d.exited())
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// exited names the members that exited on their own and are not back (a
+// killed member is restarted before the next line; the learner has its
+// supervisor), so a dead member shows at once, not in the final verdict.
+func (d *drillRun) exited() string {
+	var out []string
+	for role, ms := range d.members {
+		if role == "learner" {
+			continue
+		}
+		for _, m := range ms {
+			if m.byDrill.Load() {
+				continue
+			}
+			m.pmu.Lock()
+			p := m.p
+			m.pmu.Unlock()
+			select {
+			case <-p.Done:
+				out = append(out, fmt.Sprintf("%s (%s)", m.name, p.LastError()))
+			default:
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	slices.Sort(out)
+	return "; EXITED: " + strings.Join(out, ", ")
 }
 
 func scheduleString(s []scheduled) string {

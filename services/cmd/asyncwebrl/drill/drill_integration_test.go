@@ -3,10 +3,12 @@ package drill
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/infra/netlab"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 )
 
@@ -20,7 +22,10 @@ import (
 // duplicated), every fault must recover (the restarted learner publishes a
 // new version once the dead one's lease expired), the weights topic must
 // hold one chain of versions across the learner's kill, and every member
-// must stop cleanly.
+// must stop cleanly. Where network namespaces work, the cluster is built
+// across them and the network faults run too: the lease coordinator's
+// link cut (a minority broker partitioned, running), latency with loss
+// between the joiner and every broker, and latency to ClickHouse.
 func TestIntegrationDrill(t *testing.T) {
 	testenv.Integration(t)
 	dir := t.TempDir()
@@ -29,7 +34,8 @@ func TestIntegrationDrill(t *testing.T) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	res, err := drill(ctx, []string{"--bin", bin, "--dir", dir + "/drill", "--rate", "250", "--tail", "10s",
-		"--schedule", "broker@10s,joiner@30s,recorder@50s,learner@55s", "--down", "5s", "--members", "2",
+		"--schedule", "broker@10s,broker-partition@20s,joiner@30s,joiner-latency@35s,recorder@50s,clickhouse-latency@52s,learner@55s",
+		"--down", "5s", "--net-down", "8s", "--members", "2",
 		"-topic-partitions=4", "-clickhouse-addr=" + testenv.ClickHouseAddr(t)}, &out, &errOut)
 	t.Logf("drill output:\n%s", out.String())
 	if err != nil {
@@ -52,8 +58,20 @@ func TestIntegrationDrill(t *testing.T) {
 	if len(res.tables) == 0 {
 		t.Error("no ClickHouse table verdict")
 	}
-	if len(res.faults) != 4 {
-		t.Fatalf("%d faults injected, want 4", len(res.faults))
+	want := []string{"broker", "broker-partition", "joiner", "joiner-latency", "recorder", "clickhouse-latency", "learner"}
+	if why := netlab.Available(); why != nil {
+		t.Logf("network namespaces are not available (%v): the drill skips broker-partition and joiner-latency", why)
+		want = []string{"broker", "joiner", "recorder", "clickhouse-latency", "learner"}
+		if !strings.Contains(out.String(), "skipping the faults broker-partition, joiner-latency") {
+			t.Error("the drill did not say it skipped the network faults")
+		}
+	}
+	var got []string
+	for _, f := range res.faults {
+		got = append(got, f.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("faults injected %v, want %v", got, want)
 	}
 	for _, f := range res.faults {
 		if !f.ok() {
@@ -61,6 +79,9 @@ func TestIntegrationDrill(t *testing.T) {
 		}
 		if f.name == "broker" && !strings.HasPrefix(f.what, "kill -9 broker") {
 			t.Errorf("broker fault: %s", f.what)
+		}
+		if f.name == "broker-partition" && (!strings.HasPrefix(f.what, "cut broker") || len(f.recoveries) != 2) {
+			t.Errorf("broker-partition fault: %s, recoveries %+v", f.what, f.recoveries)
 		}
 		if f.name == "learner" && (!strings.HasPrefix(f.what, "kill -9 learner-1") || len(f.recoveries) != 1 || !strings.HasSuffix(f.recoveries[0].Group, "weights")) {
 			t.Errorf("learner fault: %s, recoveries %+v", f.what, f.recoveries)

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -33,6 +34,9 @@ func TestParseDrillFlags(t *testing.T) {
 		{"--executors", "0"},
 		{"--down", "-1s"},
 		{"--nodes", "10"},
+		{"--schedule", "actor-partition@5s"}, // an actor to cut needs real actors
+		{"--loss", "1"},
+		{"--latency", "0s"},
 	} {
 		if _, _, err := parseDrillFlags(bad); err == nil {
 			t.Errorf("%v: no error", bad)
@@ -40,6 +44,24 @@ func TestParseDrillFlags(t *testing.T) {
 	}
 	if _, _, err := parseDrillFlags([]string{"--schedule", "clickhouse@5s", "--private-clickhouse"}); err != nil {
 		t.Errorf("clickhouse fault on a private server: %v", err)
+	}
+	// The network faults' defaults: a minute, 200 ms, 5%.
+	d, _, err = parseDrillFlags([]string{"--schedule", "joiner-latency@5s,broker-partition@1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.netDown != time.Minute || d.latency != 200*time.Millisecond || d.loss != 0.05 || d.schedule[0].name != "broker-partition" {
+		t.Errorf("network flags %+v", d)
+	}
+	var said []string
+	say := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
+	kept := dropLabFaults(d.schedule, errors.New("no netns"), say)
+	if len(kept) != 0 || len(said) != 1 || !strings.Contains(said[0], "skipping the faults broker-partition, joiner-latency") {
+		t.Errorf("dropLabFaults: kept %v, said %q", kept, said)
+	}
+	said = nil
+	if kept := dropLabFaults([]scheduled{{"clickhouse-latency", 0}, {"joiner", 0}}, errors.New("no netns"), say); len(kept) != 2 || said != nil {
+		t.Errorf("dropLabFaults dropped a fault that needs no namespace: kept %v, said %q", kept, said)
 	}
 	// Real actors: their own default schedule, with the actor's faults.
 	d, _, err = parseDrillFlags([]string{"--synthetic=false", "--executors=2"})

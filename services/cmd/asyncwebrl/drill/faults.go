@@ -33,6 +33,11 @@ type member struct {
 	// drill kills, restarts or stops it itself.
 	mu   sync.Mutex
 	held bool
+	// byDrill: the drill killed or stopped it (it is not an exit of its own).
+	byDrill atomic.Bool
+	// pmu guards p against the progress lines' reads (exited) while a
+	// fault restarts m.
+	pmu sync.Mutex
 }
 
 // renew gives m's next start an instance id of its own (<name>.<n>): what
@@ -81,7 +86,7 @@ func (d *drillRun) memberArgs(m *member, role string) []string {
 		"-brokers="+strings.Join(cfg.Brokers, ","), "-topic-prefix="+d.cat.Prefix,
 		"-topic-partitions="+strconv.Itoa(cfg.TopicPartitions), "-topic-replication="+strconv.Itoa(cfg.TopicReplication),
 		"-apply-topics=false", "-admin-addr=127.0.0.1:0",
-		"-clickhouse-addr="+cfg.ClickHouse.Addr, "-clickhouse-database="+d.db)
+		"-clickhouse-addr="+d.clickHouseAddr(), "-clickhouse-database="+d.db)
 }
 
 // instance is m's -instance-id, the prefix of its Kafka client ids.
@@ -92,17 +97,35 @@ func (d *drillRun) instance(m *member) string {
 	return "drill-" + d.id + "-" + m.name
 }
 
+// clickHouseAddr is where the members reach ClickHouse: its proxy when a
+// clickhouse-latency fault is scheduled.
+func (d *drillRun) clickHouseAddr() string {
+	if d.chProxy != nil {
+		return d.chProxy.Addr()
+	}
+	return d.cfg.ClickHouse.Addr
+}
+
+// startMember starts m, in its lab host's namespace when it has one.
 func (d *drillRun) startMember(m *member) error {
-	p, err := launch.StartProcess(d.flags.bin, d.flags.dir, m.name, d.env, m.args...)
+	bin, args := d.flags.bin, m.args
+	if h := d.host(m); h != "" {
+		bin, args = d.lab.Command(h, bin, args...)
+	}
+	p, err := launch.StartProcess(bin, d.flags.dir, m.name, d.env, args...)
 	if err != nil {
 		return err
 	}
+	m.pmu.Lock()
 	m.p = p
+	m.pmu.Unlock()
+	m.byDrill.Store(false)
 	return nil
 }
 
 // kill kills m with SIGKILL and waits until it is gone.
 func (m *member) kill() {
+	m.byDrill.Store(true)
 	select {
 	case <-m.p.Done:
 		return
@@ -138,6 +161,7 @@ func (d *drillRun) stopMembers(roles ...string) []string {
 		case <-m.p.Done:
 			early[m.name] = m.p.Err
 		default:
+			m.byDrill.Store(true)
 			_ = m.p.Cmd.Process.Signal(stopSignal)
 		}
 	}
@@ -189,14 +213,23 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	fr := faultResult{name: s.name}
 	groups := []string{d.joinerGroup(), d.recorderGroup()}
 	switch s.name {
-	case "joiner":
+	case "joiner", "joiner-latency":
 		groups = groups[:1]
-	case "recorder", "clickhouse":
+	case "recorder", "clickhouse", "clickhouse-latency":
 		groups = groups[1:]
 	}
 	base := map[string]topics.GroupLag{}
 	for _, g := range groups {
-		lag, err := loadtest.Offsets(ctx, adm, g, d.cat.Inputs())
+		// A young cluster's group coordinator may still be loading (a
+		// loaded machine): asked again for a minute before giving up.
+		var lag topics.GroupLag
+		var err error
+		for try := 0; try < 60 && ctx.Err() == nil; try++ {
+			if lag, err = loadtest.Offsets(ctx, adm, g, d.cat.Inputs()); err == nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
 		if err != nil {
 			return fr, fmt.Errorf("unable to read group %s's offsets before the %s fault: %w", g, s.name, err)
 		}
@@ -206,36 +239,48 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	var restore func() error
 	var settled func(context.Context) (bool, error)
 	down := d.flags.down
-	written := int64(-1) // the inputs' records at an actor's kill
+	written := int64(-1) // the inputs' records at an actor's kill or cut
+	var err error
 	switch s.name {
 	case "broker":
-		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		node, led, err := loadtest.BusiestLeader(lctx, adm)
-		cancel()
+		node, led, err := d.pickBroker(ctx, adm)
 		if err != nil {
 			return fr, err
-		}
-		total := 0
-		for _, n := range led {
-			total += n
-		}
-		role := ""
-		if d.weights != nil {
-			// With a learner, the broker its lease hangs on: the lease
-			// group's coordinator. The learner must ride it out leading.
-			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			node, err = loadtest.GroupCoordinator(lctx, adm, d.leaseGroup())
-			cancel()
-			if err != nil {
-				return fr, err
-			}
-			role = ", the learner lease group's coordinator"
 		}
 		if err := d.cluster.Crash(int(node)); err != nil {
 			return fr, err
 		}
-		fr.what = fmt.Sprintf("kill -9 broker %d (%s%s), leader of %d of %d partitions", node, d.cluster.Addrs[node-1], role, led[node], total)
+		fr.what = fmt.Sprintf("kill -9 broker %d (%s%s)", node, d.cluster.Addrs[node-1], led)
 		restore = func() error { return d.cluster.StartNode(int(node)) }
+	case "broker-partition", "actor-partition", "joiner-latency", "clickhouse-latency":
+		var node int32
+		var led string
+		if s.name == "broker-partition" {
+			if node, led, err = d.pickBroker(ctx, adm); err != nil {
+				return fr, err
+			}
+		}
+		if s.name == "actor-partition" {
+			// The groups go on with what the actor wrote before the cut;
+			// the fault is over once the healed actor's records land.
+			written = d.inputsNow(ctx, adm)
+		}
+		var healed *atomic.Bool
+		if fr.what, restore, healed, err = d.injectNetwork(s.name, node, led); err != nil {
+			return fr, err
+		}
+		w := written
+		settled = func(ctx context.Context) (bool, error) {
+			if !healed.Load() {
+				return false, nil
+			}
+			if w < 0 {
+				return true, nil
+			}
+			n, ok := inputRecords(ctx, adm, d.cat.Inputs())
+			return ok && n > w, nil
+		}
+		down = d.flags.netDown
 	case "joiner", "recorder", "actor":
 		m := d.members[s.name][0]
 		held := ""
@@ -259,16 +304,7 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 			// kill: the actor's own recovery is its first new record.
 			// The dead actor writes nothing more: asking again while the
 			// cluster does not answer reads the same count.
-			for try := 0; try < 20 && written < 0 && ctx.Err() == nil; try++ {
-				if n, ok := inputRecords(ctx, adm, d.cat.Inputs()); ok {
-					written = n
-				} else {
-					time.Sleep(250 * time.Millisecond)
-				}
-			}
-			if written < 0 {
-				d.say("fault actor: the cluster did not say how many input records there were at the kill: the inputs' recovery is not measured")
-			}
+			written = d.inputsNow(ctx, adm)
 		}
 	case "chromium":
 		// The actor restarts its browser itself: no down time is imposed.
@@ -369,6 +405,45 @@ func (d *drillRun) inject(ctx context.Context, adm *kadm.Client, s scheduled) (f
 	return fr, nil
 }
 
+// pickBroker is the broker a broker fault hits: the one leading the most
+// partitions, or, when a learner runs, its lease group's coordinator (the
+// learner must ride it out leading). led describes it for the fault line.
+func (d *drillRun) pickBroker(ctx context.Context, adm *kadm.Client) (int32, string, error) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	node, led, err := loadtest.BusiestLeader(lctx, adm)
+	if err != nil {
+		return 0, "", err
+	}
+	total := 0
+	for _, n := range led {
+		total += n
+	}
+	role := ""
+	if d.weights != nil {
+		if node, err = loadtest.GroupCoordinator(lctx, adm, d.leaseGroup()); err != nil {
+			return 0, "", err
+		}
+		role = ", the learner lease group's coordinator"
+	}
+	return node, fmt.Sprintf("%s, leader of %d of %d partitions", role, led[node], total), nil
+}
+
+// inputsNow is the input topics' record count, asked again while the
+// cluster does not answer (after a fault, nothing the drill hurt writes
+// more: a later answer reads the same count); -1 when it never answered,
+// and the inputs' recovery is then not measured.
+func (d *drillRun) inputsNow(ctx context.Context, adm *kadm.Client) int64 {
+	for try := 0; try < 20 && ctx.Err() == nil; try++ {
+		if n, ok := inputRecords(ctx, adm, d.cat.Inputs()); ok {
+			return n
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	d.say("the cluster did not say how many input records there were at the fault: the inputs' recovery is not measured")
+	return -1
+}
+
 func roundDur(d time.Duration) string {
 	if d < 0 {
 		return "never"
@@ -400,6 +475,10 @@ func printFaults(w io.Writer, faults []faultResult) {
 	_ = tw.Flush()
 	fmt.Fprintln(w, "resumed: the group's first committed offset advance after the fault; recovered: every input partition advanced")
 	fmt.Fprintln(w, "(after a member's kill: by a live member, once the group had dropped the dead one; after a ClickHouse stop: once it was back); both from the fault")
+	if slices.ContainsFunc(faults, func(f faultResult) bool { return slices.Contains(netFaults, f.name) }) {
+		fmt.Fprintln(w, "(after a network fault: back after is when the link was healed or the toxic removed; recovered counts only from then on,")
+		fmt.Fprintln(w, " after an actor's partition once its records landed again)")
+	}
 	if slices.ContainsFunc(faults, func(f faultResult) bool { return f.name == "learner" }) {
 		fmt.Fprintln(w, "(after the learner's kill, weights: the first version published after the dead learner's last, from the fault)")
 	}

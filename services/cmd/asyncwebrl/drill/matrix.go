@@ -27,10 +27,15 @@ const drillMatrixUsage = `Usage: asyncwebrl drill matrix [--repeat N] [--runs a,
     actors-short   real actors, the schedule of TestIntegrationDrillActors:
                    joiner@15s,actor@30s,chromium@45s, down 5s (on the drill's own cluster)
     synthetic      synthetic load, the schedule of TestIntegrationDrill:
-                   broker@10s,joiner@30s,recorder@50s,learner@55s, down 5s
+                   broker@10s,broker-partition@20s,joiner@30s,joiner-latency@35s,
+                   recorder@50s,clickhouse-latency@52s,learner@55s, down 5s,
+                   network faults 8s
     every-fault    real actors, every fault: broker@20s,joiner@50s,recorder@80s,
                    learner@110s,actor@140s,chromium@170s,clickhouse@200s
                    (with a ClickHouse of the drill's own)
+    network        real actors, every network fault for a minute each:
+                   broker-partition@20s,actor-partition@60s,joiner-latency@100s,
+                   clickhouse-latency@140s (needs network namespaces: root)
   Other flags go to every run (for example --executors, -topic-partitions).
   Exit 1 when any run fails. A run takes 3 to 6 minutes here.
 `
@@ -44,9 +49,11 @@ type matrixRun struct {
 var drillMatrix = []matrixRun{
 	{"actors", []string{"--synthetic=false", "--schedule", "broker@20s,joiner@50s,learner@80s,actor@110s,chromium@140s"}},
 	{"actors-short", []string{"--synthetic=false", "--schedule", "joiner@15s,actor@30s,chromium@45s", "--down", "5s", "--tail", "10s"}},
-	{"synthetic", []string{"--rate", "250", "--schedule", "broker@10s,joiner@30s,recorder@50s,learner@55s", "--down", "5s", "--tail", "10s"}},
+	{"synthetic", []string{"--rate", "250", "--schedule", "broker@10s,broker-partition@20s,joiner@30s,joiner-latency@35s,recorder@50s,clickhouse-latency@52s,learner@55s",
+		"--down", "5s", "--net-down", "8s", "--tail", "10s"}},
 	{"every-fault", []string{"--synthetic=false", "--private-clickhouse",
 		"--schedule", "broker@20s,joiner@50s,recorder@80s,learner@110s,actor@140s,chromium@170s,clickhouse@200s"}},
+	{"network", []string{"--synthetic=false", "--schedule", "broker-partition@20s,actor-partition@60s,joiner-latency@100s,clickhouse-latency@140s", "--tail", "20s"}},
 }
 
 func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
