@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -165,12 +166,33 @@ func evaluateCheckpoints(ctx context.Context, cfg *config.Config, f *kafka.Facto
 			return err
 		}
 	}
+	// A language model's versions are its trained tensors, not an ONNX
+	// graph: each checkpoint is the base model with them swapped in
+	// (replay eval's way), the base loaded once for all.
+	var lmod *backend.LM
+	if cfg.PolicyBackend == "lm" {
+		if lmod, err = backend.LoadLM(cfg); err != nil {
+			return err
+		}
+	}
 	for i := range cps {
 		cp := &cps[i]
 		name := fmt.Sprintf("ckpt-%s-%s-v%d", id, run, cp.version)
-		res, err := evalrun.Evaluate(ctx, evalrun.Config{Config: cfg, Factory: f, Prefix: "bench_eval_" + id + "_" + run + "_" + fmt.Sprint(i) + ".",
+		ec := evalrun.Config{Config: cfg, Factory: f, Prefix: "bench_eval_" + id + "_" + run + "_" + fmt.Sprint(i) + ".",
 			Suite: suite, Families: fams, Tier: bt.tier, Episodes: bt.evalEpisodes, SeedBase: evalSeedBase,
-			Executors: evalExecutors, Log: quiet}, name, cp.onnx)
+			Executors: evalExecutors, Log: quiet}
+		model := cp.onnx
+		if lmod != nil {
+			p, err := backend.LMPolicy(cfg, lmod, quiet)
+			if err != nil {
+				return err
+			}
+			if err := p.Swap(ctx, cp.onnx, cp.version); err != nil {
+				return fmt.Errorf("unable to load checkpoint %s (version %d) of the language model: %w", cp.at, cp.version, err)
+			}
+			ec.Policy, model = p, nil
+		}
+		res, err := evalrun.Evaluate(ctx, ec, name, model)
 		if err != nil {
 			return fmt.Errorf("unable to evaluate checkpoint %s (version %d): %w", cp.at, cp.version, err)
 		}

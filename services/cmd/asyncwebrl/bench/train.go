@@ -45,7 +45,9 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   with the pipeline stopped, greedily on the same held-out episodes for
   every checkpoint, mode and seed (N per task, 8 executors, as replay eval
   runs them), and the time to the target is the first checkpoint whose
-  success reaches F while the next one's does too. Why not the run's own
+  success reaches F while the next one's does too (with -policy-backend=lm
+  a checkpoint is the base model with that version's trained tensors, as
+  replay eval loads it). Why not the run's own
   held-out episodes: a fifth of each mode's episodes, they fill the judge's
   window as fast as the mode runs episodes, so a faster mode was also
   judged sooner (at 24 executors under web, async confirmed a skill ~50 s
