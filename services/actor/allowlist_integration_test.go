@@ -85,10 +85,10 @@ func TestIntegrationAllowlist(t *testing.T) {
 // browser, with the allowlist of the webenv origin at webenvURL installed,
 // as Start wires them; withEgress starts the browsers' egress proxy first.
 // reg holds the actor's metrics. Everything is closed at the test's end.
-func allowedTab(t *testing.T, ctx context.Context, webenvURL string, withEgress bool) (*executor, *prometheus.Registry) {
+func allowedTab(t *testing.T, ctx context.Context, webenvURL string, withEgress bool, alsoAllowed ...string) (*executor, *prometheus.Registry) {
 	t.Helper()
 	log := testLogger(t)
-	allow, err := newAllowlist([]string{webenvURL})
+	allow, err := newAllowlist(append([]string{webenvURL}, alsoAllowed...))
 	if err != nil {
 		t.Fatal(err)
 	}

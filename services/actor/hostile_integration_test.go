@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,10 +71,15 @@ func TestIntegrationHostilePage(t *testing.T) {
 		_, _ = w.Write([]byte("outside"))
 	}))
 	defer foreign.Close()
+	// An allowed origin of its own that answers with a redirect to a
+	// loopback port, and serves a page whose service worker fetches one:
+	// the two ways out that start on an allowed origin.
+	side := httptest.NewServer(hostileSide())
+	defer side.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// As Start wires them: the browsers' egress proxy, then the pool.
-	x, reg := allowedTab(t, ctx, srv.URL(), true)
+	x, reg := allowedTab(t, ctx, srv.URL(), true, side.URL)
 	if _, err := x.e.Reset(ctx, env.TaskRef{Family: "click-button", Site: "aurora", Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +92,8 @@ func TestIntegrationHostilePage(t *testing.T) {
 		{"window.open", `(function () { var w = window.open('http://127.0.0.1:%d/w'); return w ? 'opened' : 'refused'; })()`},
 		{"xhr", `new Promise(function (ok) { var r = new XMLHttpRequest(); r.onload = function () { ok('loaded'); }; r.onerror = function () { ok('error'); }; r.open('GET', 'http://127.0.0.1:%d/x'); r.send(); })`},
 		{"eventsource", `new Promise(function (ok) { var e = new EventSource('http://127.0.0.1:%d/e'); e.onerror = function () { e.close(); ok('error'); }; e.onopen = function () { ok('open'); }; setTimeout(function () { ok('timeout'); }, 3000); })`},
+		{"redirect", `new Promise(function (ok) { var f = document.createElement('iframe'); f.onload = function () { ok('load event'); }; f.src = '` + side.URL + `/r?to=%d'; document.body.appendChild(f); setTimeout(function () { ok('timeout'); }, 3000); })`},
+		{"fetch redirect", `fetch('` + side.URL + `/r?to=%d').then(function () { return 'loaded'; }, function () { return 'failed'; })`},
 		{"form post", `(function () { var f = document.createElement('form'); f.method = 'POST'; f.action = 'http://127.0.0.1:%d/p'; f.target = '_blank'; document.body.appendChild(f); f.submit(); return 'submitted'; })()`},
 	}
 	for _, a := range attempts {
@@ -99,6 +107,30 @@ func TestIntegrationHostilePage(t *testing.T) {
 		if l.conns.Load() != 0 {
 			t.Errorf("%s reached a loopback port: %d connections, %d bytes", a.name, l.conns.Load(), l.bytes.Load())
 		}
+	}
+	// A service worker of an allowed page fetches a loopback port when it
+	// installs (its requests are the browser's, outside any tab).
+	sw := newRawListener(t)
+	sctx, scancel := context.WithTimeout(x.e.TabContext(), 30*time.Second)
+	var swSaid string
+	_, err := chromedp.Run(sctx, chromedp.Navigate(fmt.Sprintf("%s/sw.html?to=%d", side.URL, sw.port())))
+	// The page's title says when the worker has tried (asked again: the
+	// worker installs in its own time).
+	for err == nil && !strings.HasPrefix(swSaid, "sw ") {
+		swSaid, err = chromedp.Run(sctx, chromedp.Evaluate[string](`document.title`))
+		if !strings.HasPrefix(swSaid, "sw ") {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	scancel()
+	time.Sleep(1500 * time.Millisecond)
+	t.Logf("%-12s page says %-12q err %v; listener got %d connections, %d bytes", "serviceworker", swSaid, err, sw.conns.Load(), sw.bytes.Load())
+	if sw.conns.Load() != 0 {
+		t.Errorf("a service worker reached a loopback port: %d connections, %d bytes", sw.conns.Load(), sw.bytes.Load())
+	}
+	if swSaid != "sw fetch failed" {
+		// The worker must have run and tried: otherwise nothing was tested.
+		t.Errorf("the service worker's attempt: %q, %v; want %q", swSaid, err, "sw fetch failed")
 	}
 	// file:// from the page.
 	fctx, fcancel := context.WithTimeout(x.e.TabContext(), 20*time.Second)
@@ -118,4 +150,31 @@ func TestIntegrationHostilePage(t *testing.T) {
 	if _, err := x.e.Reset(ctx, env.TaskRef{Family: "click-button", Site: "aurora", Seed: 4}); err != nil {
 		t.Fatalf("an allowed page through the proxy: %v", err)
 	}
+}
+
+// hostileSide is the hostile test's allowed second origin: /r redirects to
+// the loopback port ?to=, /sw.html registers /sw.js, whose install fetches
+// that port and tells the page how it went (the page's title then reads
+// "sw fetch failed" or "sw fetch loaded").
+func hostileSide() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/r", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:"+r.URL.Query().Get("to")+"/r", http.StatusFound)
+	})
+	mux.HandleFunc("/sw.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>waiting</title><script>
+navigator.serviceWorker.addEventListener('message', function (e) { document.title = 'sw ' + e.data; });
+navigator.serviceWorker.register('/sw.js?to=%s').then(function () { return navigator.serviceWorker.ready; })
+  .then(function (reg) { reg.active.postMessage('go'); }, function (e) { document.title = 'sw not registered: ' + e; });
+</script>`, r.URL.Query().Get("to"))
+	})
+	mux.HandleFunc("/sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, `self.addEventListener('message', function (e) {
+  fetch('http://127.0.0.1:%s/sw').then(function () { return 'fetch loaded'; }, function () { return 'fetch failed'; })
+    .then(function (s) { e.source.postMessage(s); });
+});`, r.URL.Query().Get("to"))
+	})
+	return mux
 }
