@@ -102,6 +102,17 @@ func (r *replay) takeAll() []*sample {
 	return out
 }
 
+// bytes is the memory of the buffered samples' inputs.
+func (r *replay) bytes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, s := range r.items {
+		n += s.bytes()
+	}
+	return n
+}
+
 func (r *replay) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

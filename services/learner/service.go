@@ -564,6 +564,9 @@ func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 			"versions_behind": behind,
 		},
 	}
+	s.m.replaySamples.Set(float64(s.replay.len()))
+	s.m.replayCapacity.Set(float64(s.o.capacity))
+	s.m.replayBytes.Set(float64(s.replay.bytes()))
 	b, err := eventspb.Marshal(ev)
 	if err != nil {
 		return err

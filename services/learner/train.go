@@ -152,6 +152,21 @@ type sample struct {
 	uses int
 }
 
+// bytes is the memory of the sample's inputs (its replay footprint).
+func (s *sample) bytes() int {
+	switch {
+	case s.feats != nil:
+		return s.feats.Bytes()
+	case s.lm != nil:
+		n := len(s.lm.prompt) + len(s.lm.answer)
+		for _, a := range s.lm.allowed {
+			n += len(a)
+		}
+		return 4 * n
+	}
+	return 0
+}
+
 // stepStats are one update's diagnostics.
 type stepStats struct {
 	Loss, PolicyLoss, ValueLoss, Entropy, BCLoss, ClipFrac, ApproxKL float64

@@ -11,6 +11,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
+	"github.com/asyncwebrl/asyncwebrl/services/policy"
 )
 
 func TestReplayBalancesTasksAndEvicts(t *testing.T) {
@@ -246,4 +247,28 @@ func asStrings[T ~string](vals []T) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// The replay's bytes are its samples' inputs: what it adds, evicts or
+// hands out moves them (the soak judges the learner's memory without them).
+func TestReplayBytes(t *testing.T) {
+	r := newReplay(2, 0, FIFO, 1)
+	f := &policy.Features{Frame: make([]float32, 3*8*8), CandTokens: make([]int64, 10)}
+	lm := &lmSample{prompt: make([]int32, 100), answer: make([]int32, 5), allowed: [][]int32{make([]int32, 3)}}
+	r.add(&sample{feats: f, key: "a"})
+	if got, want := r.bytes(), 4*192+8*10; got != want {
+		t.Fatalf("one features sample: %d bytes, want %d", got, want)
+	}
+	r.add(&sample{lm: lm, key: "b"})
+	if got, want := r.bytes(), 4*192+8*10+4*108; got != want {
+		t.Fatalf("with a language model's sample: %d bytes, want %d", got, want)
+	}
+	r.add(&sample{lm: lm, key: "c"}) // over capacity: the features sample leaves
+	if got, want := r.bytes(), 2*4*108; got != want {
+		t.Fatalf("after an eviction: %d bytes, want %d", got, want)
+	}
+	r.takeAll()
+	if r.bytes() != 0 {
+		t.Fatalf("empty: %d bytes", r.bytes())
+	}
 }

@@ -50,6 +50,15 @@ type Features struct {
 	FrameWidth, FrameHeight float32
 }
 
+// Bytes is the memory of f's numeric arrays (the bulk of a sample a
+// learner keeps in its replay; the strings beside them are small).
+func (f *Features) Bytes() int {
+	n := 4 * (len(f.Frame) + len(f.InstrWeights) + len(f.ElemFeats) + len(f.ElemTokWeights) + len(f.ElemWeights) +
+		len(f.ElemTypeMask) + len(f.CandFeats) + len(f.CandTokWeights) + len(f.CandMask) + len(f.TypeMask) +
+		len(f.PairFeats) + len(f.CellElems))
+	return n + 8*(len(f.InstrTokens)+len(f.ElemTokens)+len(f.CandTokens))
+}
+
 // Element feature columns; elementFeatureNames names them in order.
 const (
 	efX = iota

@@ -60,16 +60,35 @@ func TestSoakJudge(t *testing.T) {
 	}
 }
 
-func TestParseGoroutines(t *testing.T) {
-	in := "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 9\n"
-	if g, err := parseGoroutines(strings.NewReader(in)); err != nil || g != 42 {
-		t.Errorf("%v, %v; want 42", g, err)
+func TestParseMetrics(t *testing.T) {
+	in := "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 9\n" +
+		"asyncwebrl_learner_replay_bytes 1.5e+08\nasyncwebrl_learner_replay_samples 900\nasyncwebrl_learner_replay_capacity 4096\n"
+	m, err := parseMetrics(strings.NewReader(in))
+	if err != nil || m[goroutinesMetric] != 42 || m[replayBytesMetric] != 1.5e8 || m[replaySamplesMetric] != 900 || m[replayCapacityMetric] != 4096 {
+		t.Errorf("%v, %v; want 42 goroutines and the replay's 1.5e8 bytes, 900 of 4096 samples", m, err)
 	}
-	if _, err := parseGoroutines(strings.NewReader("go_threads 9\n")); err == nil {
+	if m, _ := parseMetrics(strings.NewReader("go_goroutines 3\n")); len(m) != 1 {
+		t.Errorf("a target without a replay: %v", m)
+	}
+	if _, err := parseMetrics(strings.NewReader("go_threads 9\n")); err == nil {
 		t.Error("no go_goroutines: no error")
 	}
-	if _, err := parseGoroutines(strings.NewReader("go_goroutines many\n")); err == nil {
+	if _, err := parseMetrics(strings.NewReader("go_goroutines many\n")); err == nil {
 		t.Error("a bad value: no error")
+	}
+}
+
+// A series with a note (the learner's rss, which holds its bounded replay)
+// is printed with it and never counted as grown.
+func TestSoakNoteNotJudged(t *testing.T) {
+	s := &soakSeries{component: "learner", metric: "rss", unit: "MiB", floor: 32, note: "not judged: holds the replay (700 MiB at the end)"}
+	for i, v := range []float64{100, 400, 700, 1000} {
+		s.at, s.v = append(s.at, float64(i)*0.5), append(s.v, v)
+	}
+	var out bytes.Buffer
+	grew := printSoak(&out, []soakVerdict{s.judge(10)}, 10)
+	if len(grew) != 0 || !strings.Contains(out.String(), "not judged: holds the replay") {
+		t.Errorf("grew %v, table:\n%s", grew, out.String())
 	}
 }
 
