@@ -38,7 +38,7 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   exited. A slope over less than 30 minutes after the warm-up is printed,
   not judged: fitted over minutes, one merge or collection extrapolates to
   hundreds of MiB an hour. The learner's replay buffer grows to its
-  capacity (4096 samples, ~170 KB each with the features backend) and can
+  capacity (4096 samples, 150 KB of arrays each with the features backend) and can
   take hours to fill: the learner's memory is judged without it (rss
   without the replay, from its /metrics), its rss and the replay's samples
   printed beside. Why: no run had lasted more than an hour; a leak that doubles
@@ -181,7 +181,7 @@ func (s *soakSampler) sample(ctx context.Context, hours float64) []error {
 		if b, ok := m[replayBytesMetric]; ok {
 			// The learner's replay grows to its capacity (samples are
 			// evicted by use, and a loaded learner falls behind): bounded,
-			// not a leak, and at ~170 KB a sample it can take hours to
+			// not a leak, and at 150 KB of arrays a sample it can take hours to
 			// fill. Its memory is judged without the replay, and the fill
 			// is printed beside.
 			s.add(name, "rss without the replay", "MiB", 32, hours, rss-b/(1<<20))
