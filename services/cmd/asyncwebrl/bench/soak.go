@@ -39,9 +39,11 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   not judged: fitted over minutes, one merge or collection extrapolates to
   hundreds of MiB an hour. The learner's replay buffer grows to its
   capacity (4096 samples, 150 KB of arrays each with the features backend) and can
-  take hours to fill: the learner's memory is judged without it (rss
-  without the replay, from its /metrics), its rss and the replay's samples
-  printed beside. Why: no run had lasted more than an hour; a leak that doubles
+  take hours to fill: the learner's memory is judged without it and
+  without the Go heap's headroom, which grows with it (memory without the
+  replay: resident memory outside the Go heap, plus the heap in use, less
+  the replay; from its /metrics), its rss and the replay's samples printed
+  beside. Why: no run had lasted more than an hour; a leak that doubles
   in a day does not show in one.
   --duration D   how long to run (default 2h)
   --every E      the sampling interval (default 1m)
@@ -184,7 +186,12 @@ func (s *soakSampler) sample(ctx context.Context, hours float64) []error {
 			// not a leak, and at 150 KB of arrays a sample it can take hours to
 			// fill. Its memory is judged without the replay, and the fill
 			// is printed beside.
-			s.add(name, "rss without the replay", "MiB", 32, hours, rss-b/(1<<20))
+			// The Go heap's headroom (up to the live heap again, GOGC=100)
+			// grows with the replay too: what is judged is the resident
+			// memory outside the Go heap plus the heap in use, less the
+			// replay.
+			outside := rss - (m[heapSysMetric]-m[heapReleasedMetric])/(1<<20)
+			s.add(name, "memory without the replay", "MiB", 32, hours, outside+(m[heapAllocMetric]-b)/(1<<20))
 			s.add(name, "replay samples", "", 0, hours, m[replaySamplesMetric])
 			capacity := m[replayCapacityMetric]
 			s.series[name+"/rss"].note = fmt.Sprintf("not judged: holds the replay (%.0f MiB at the end)", b/(1<<20))
@@ -207,6 +214,9 @@ const (
 	replayBytesMetric    = "asyncwebrl_learner_replay_bytes"
 	replaySamplesMetric  = "asyncwebrl_learner_replay_samples"
 	replayCapacityMetric = "asyncwebrl_learner_replay_capacity"
+	heapAllocMetric      = "go_memstats_heap_alloc_bytes"
+	heapSysMetric        = "go_memstats_heap_sys_bytes"
+	heapReleasedMetric   = "go_memstats_heap_released_bytes"
 )
 
 // targetMetrics reads the soak's samples from a target's /metrics.
@@ -235,7 +245,7 @@ func parseMetrics(r io.Reader) (map[string]float64, error) {
 			continue
 		}
 		switch name {
-		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric:
+		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric, heapAllocMetric, heapSysMetric, heapReleasedMetric:
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 			if err != nil {
 				return nil, fmt.Errorf("unable to read %s %q: %w", name, rest, err)
