@@ -2,12 +2,13 @@ package netlab
 
 import (
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 )
 
 // serve runs a TCP listener inside host h's namespace (python3's
@@ -39,9 +40,7 @@ func serve(t *testing.T, l *Lab, h *Host) string {
 // another host; a cut partitions it (no connection from either), a heal
 // brings it back; Close leaves no namespace behind.
 func TestIntegrationLab(t *testing.T) {
-	if os.Getenv("ASYNCWEBRL_SKIP_INTEGRATION") != "" {
-		t.Skip("ASYNCWEBRL_SKIP_INTEGRATION set")
-	}
+	testenv.Integration(t)
 	if err := Available(); err != nil {
 		t.Skipf("network namespaces are not available here: %v", err)
 	}
@@ -126,9 +125,7 @@ func containsLine(out, name string) bool {
 // TestIntegrationSweep: a lab left by a process that died (a drill killed
 // with -9) is removed by the next New, with what still ran in it.
 func TestIntegrationSweep(t *testing.T) {
-	if os.Getenv("ASYNCWEBRL_SKIP_INTEGRATION") != "" {
-		t.Skip("ASYNCWEBRL_SKIP_INTEGRATION set")
-	}
+	testenv.Integration(t)
 	if err := Available(); err != nil {
 		t.Skipf("network namespaces are not available here: %v", err)
 	}

@@ -3,7 +3,6 @@ package netlab
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -219,5 +218,3 @@ func (p *Proxy) pipe(dst, src net.Conn, client netip.Addr) {
 		}
 	}
 }
-
-var _ io.Closer = (*Proxy)(nil)
