@@ -39,12 +39,12 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   not judged: fitted over minutes, one merge or collection extrapolates to
   hundreds of MiB an hour. The learner's replay buffer grows to its
   capacity (4096 samples, 150 KB of arrays each with the features backend) and can
-  take hours to fill: the learner's memory is judged without it and
-  without the Go heap's headroom, which grows with it (memory without the
-  replay: resident memory outside the Go heap, plus the heap in use, less
-  the replay; from its /metrics), its rss and the replay's samples printed
-  beside. Why: no run had lasted more than an hour; a leak that doubles
-  in a day does not show in one.
+  take hours to fill: the learner's memory is judged in two parts
+  without it, from its /metrics: its resident memory outside the Go
+  runtime (libtorch's), and the Go heap the last collection marked live,
+  less the replay; its rss and the replay's samples are printed beside.
+  Why: no run had lasted more than an hour; a leak that doubles in a day
+  does not show in one.
   --duration D   how long to run (default 2h)
   --every E      the sampling interval (default 1m)
   --warmup W     samples before W are printed, not judged (default 5m: the
@@ -184,14 +184,18 @@ func (s *soakSampler) sample(ctx context.Context, hours float64) []error {
 			// The learner's replay grows to its capacity (samples are
 			// evicted by use, and a loaded learner falls behind): bounded,
 			// not a leak, and at 150 KB of arrays a sample it can take hours to
-			// fill. Its memory is judged without the replay, and the fill
-			// is printed beside.
-			// The Go heap's headroom (up to the live heap again, GOGC=100)
-			// grows with the replay too: what is judged is the resident
-			// memory outside the Go heap plus the heap in use, less the
-			// replay.
-			outside := rss - (m[heapSysMetric]-m[heapReleasedMetric])/(1<<20)
-			s.add(name, "memory without the replay", "MiB", 32, hours, outside+(m[heapAllocMetric]-b)/(1<<20))
+			// fill. Its memory is judged in two parts without the replay:
+			// the resident memory outside the Go runtime (libtorch, cgo:
+			// rss less what the runtime holds from the OS), and the Go heap
+			// the last collection marked live, less the replay. Not the
+			// heap in use: it swings between the live heap and twice it
+			// (GOGC=100) with the moment sampled, and the swing grows with
+			// the replay; nor the runtime's metadata, which grows with the
+			// heap (a test on 12-06: outside the runtime flat at 228-235
+			// MiB once its pool stopped growing, heap in use 281 to 599).
+			outside := rss - (m[goSysMetric]-m[heapReleasedMetric])/(1<<20)
+			s.add(name, "resident outside the Go runtime", "MiB", 32, hours, outside)
+			s.add(name, "Go live heap without the replay", "MiB", 32, hours, (m[heapLiveMetric]-b)/(1<<20))
 			s.add(name, "replay samples", "", 0, hours, m[replaySamplesMetric])
 			capacity := m[replayCapacityMetric]
 			s.series[name+"/rss"].note = fmt.Sprintf("not judged: holds the replay (%.0f MiB at the end)", b/(1<<20))
@@ -214,8 +218,8 @@ const (
 	replayBytesMetric    = "asyncwebrl_learner_replay_bytes"
 	replaySamplesMetric  = "asyncwebrl_learner_replay_samples"
 	replayCapacityMetric = "asyncwebrl_learner_replay_capacity"
-	heapAllocMetric      = "go_memstats_heap_alloc_bytes"
-	heapSysMetric        = "go_memstats_heap_sys_bytes"
+	heapLiveMetric       = "go_gc_heap_live_bytes"
+	goSysMetric          = "go_memstats_sys_bytes"
 	heapReleasedMetric   = "go_memstats_heap_released_bytes"
 )
 
@@ -245,7 +249,7 @@ func parseMetrics(r io.Reader) (map[string]float64, error) {
 			continue
 		}
 		switch name {
-		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric, heapAllocMetric, heapSysMetric, heapReleasedMetric:
+		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric, heapLiveMetric, goSysMetric, heapReleasedMetric:
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 			if err != nil {
 				return nil, fmt.Errorf("unable to read %s %q: %w", name, rest, err)
