@@ -119,7 +119,7 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		s.deadLetter(ctx, r, eventspb.ReasonCode_REASON_CODE_SCHEMA_INVALID, "unable to map the action onto the policy's heads: "+err.Error())
 		return
 	}
-	s.take(&sample{feats: f, choice: c, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
+	s.take(&sample{feats: policy.Pack(f), choice: c, logpOld: tr.GetLogProbOld(), demo: demo, version: tr.GetPolicyVersion(),
 		key: tr.GetFamily() + "/" + tr.GetSite()}, tr, now)
 }
 

@@ -126,7 +126,7 @@ func DefaultHyper() Hyper {
 // sample is one training example: a featurized stable state, the action
 // taken as head indices, and what the objective needs.
 type sample struct {
-	feats *policy.Features
+	feats *policy.Packed
 	// lm is a language model's step (WithLanguageModel), in place of
 	// feats and choice.
 	lm      *lmSample
@@ -244,7 +244,7 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	fs := make([]*policy.Features, B)
 	choices := make([]policy.Choice, B)
 	for i, s := range batch {
-		fs[i], choices[i] = s.feats, s.choice
+		fs[i], choices[i] = s.feats.Unpack(), s.choice
 	}
 	stacked, err := t.arch.Stack(fs)
 	if err != nil {

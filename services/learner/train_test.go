@@ -32,10 +32,10 @@ func rewardBatch(t *testing.T, arch policy.Architecture, n int, seed uint64) []*
 		if len(f.BIDs) < 3 {
 			continue // a fill page: its other element is masked for fill
 		}
-		good := &sample{feats: f, choice: c, ret: 1, adv: 1, key: "a"}
+		good := &sample{feats: policy.Pack(f), choice: c, ret: 1, adv: 1, key: "a"}
 		wrong := c
 		wrong.Element = (c.Element + 1) % len(f.BIDs)
-		bad := &sample{feats: f, choice: wrong, ret: 0, adv: -1, key: "b"}
+		bad := &sample{feats: policy.Pack(f), choice: wrong, ret: 0, adv: -1, key: "b"}
 		out = append(out, good, bad)
 	}
 	return out
@@ -47,7 +47,7 @@ func logps(t *testing.T, tr *trainer, batch []*sample) []float64 {
 	fs := make([]*policy.Features, len(batch))
 	cs := make([]policy.Choice, len(batch))
 	for i, s := range batch {
-		fs[i], cs[i] = s.feats, s.choice
+		fs[i], cs[i] = s.feats.Unpack(), s.choice
 	}
 	b, err := tr.arch.Stack(fs)
 	if err != nil {

@@ -253,14 +253,20 @@ func asStrings[T ~string](vals []T) []string {
 // hands out moves them (the soak judges the learner's memory without them).
 func TestReplayBytes(t *testing.T) {
 	r := newReplay(2, 0, FIFO, 1)
+	// A sample's features are packed: the frame dense, the tokens (one
+	// set of ten) as their one entry, an index and a value.
 	f := &policy.Features{Frame: make([]float32, 3*8*8), CandTokens: make([]int64, 10)}
+	for i := range f.Frame {
+		f.Frame[i] = 0.25
+	}
+	f.CandTokens[3] = 7
 	lm := &lmSample{prompt: make([]int32, 100), answer: make([]int32, 5), allowed: [][]int32{make([]int32, 3)}}
-	r.add(&sample{feats: f, key: "a"})
-	if got, want := r.bytes(), 4*192+8*10; got != want {
+	r.add(&sample{feats: policy.Pack(f), key: "a"})
+	if got, want := r.bytes(), 4*192+4+8; got != want {
 		t.Fatalf("one features sample: %d bytes, want %d", got, want)
 	}
 	r.add(&sample{lm: lm, key: "b"})
-	if got, want := r.bytes(), 4*192+8*10+4*108; got != want {
+	if got, want := r.bytes(), 4*192+4+8+4*108; got != want {
 		t.Fatalf("with a language model's sample: %d bytes, want %d", got, want)
 	}
 	r.add(&sample{lm: lm, key: "c"}) // over capacity: the features sample leaves

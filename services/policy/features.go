@@ -53,10 +53,14 @@ type Features struct {
 // Bytes is the memory of f's numeric arrays (the bulk of a sample a
 // learner keeps in its replay; the strings beside them are small).
 func (f *Features) Bytes() int {
-	n := 4 * (len(f.Frame) + len(f.InstrWeights) + len(f.ElemFeats) + len(f.ElemTokWeights) + len(f.ElemWeights) +
-		len(f.ElemTypeMask) + len(f.CandFeats) + len(f.CandTokWeights) + len(f.CandMask) + len(f.TypeMask) +
-		len(f.PairFeats) + len(f.CellElems))
-	return n + 8*(len(f.InstrTokens)+len(f.ElemTokens)+len(f.CandTokens))
+	n := 0
+	for _, a := range floatArrays(f) {
+		n += 4 * len(*a)
+	}
+	for _, a := range intArrays(f) {
+		n += 8 * len(*a)
+	}
+	return n
 }
 
 // Element feature columns; elementFeatureNames names them in order.

@@ -38,8 +38,8 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   exited. A slope over less than 30 minutes after the warm-up is printed,
   not judged: fitted over minutes, one merge or collection extrapolates to
   hundreds of MiB an hour. The learner's replay buffer grows to its
-  capacity (4096 samples, 150 KB of arrays each with the features backend) and can
-  take hours to fill: the learner's memory is judged in two parts
+  capacity (4096 samples, 58 KB each packed with the features backend) and
+  can take hours to fill: the learner's memory is judged in two parts
   without it, from its /metrics: its resident memory outside the Go
   runtime (libtorch's), and the Go heap the last collection marked live,
   less the replay; its rss and the replay's samples are printed beside.
@@ -183,7 +183,7 @@ func (s *soakSampler) sample(ctx context.Context, hours float64) []error {
 		if b, ok := m[replayBytesMetric]; ok {
 			// The learner's replay grows to its capacity (samples are
 			// evicted by use, and a loaded learner falls behind): bounded,
-			// not a leak, and at 150 KB of arrays a sample it can take hours to
+			// not a leak, and at 58 KB a sample (packed) it can take hours to
 			// fill. Its memory is judged in two parts without the replay:
 			// the resident memory outside the Go runtime (libtorch, cgo:
 			// rss less what the runtime holds from the OS), and the Go heap
