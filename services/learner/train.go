@@ -241,12 +241,12 @@ func (t *trainer) step(batch []*sample) (stepStats, error) {
 	if B == 0 {
 		return st, fmt.Errorf("unable to train on an empty batch")
 	}
-	fs := make([]*policy.Features, B)
+	ps := make([]*policy.Packed, B)
 	choices := make([]policy.Choice, B)
 	for i, s := range batch {
-		fs[i], choices[i] = s.feats.Unpack(), s.choice
+		ps[i], choices[i] = s.feats, s.choice
 	}
-	stacked, err := t.arch.Stack(fs)
+	stacked, err := t.arch.StackPacked(ps)
 	if err != nil {
 		return st, err
 	}

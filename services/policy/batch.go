@@ -23,47 +23,89 @@ type Batch struct {
 
 // fields returns f's tensors in InputSpecs order (each []float32 or []int64).
 func (f *Features) fields() []any {
+	ps := f.arrays()
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		switch p := p.(type) {
+		case *[]float32:
+			out[i] = *p
+		case *[]int64:
+			out[i] = *p
+		}
+	}
+	return out
+}
+
+// arrays returns pointers to f's tensors in InputSpecs order (each
+// *[]float32 or *[]int64): what Bytes counts and Pack packs.
+func (f *Features) arrays() []any {
 	return []any{
-		f.Frame, f.InstrTokens, f.InstrWeights, f.ElemFeats, f.ElemTokens, f.ElemTokWeights,
-		f.ElemWeights, f.ElemTypeMask, f.CandFeats, f.CandTokens, f.CandTokWeights, f.CandMask, f.TypeMask,
-		f.PairFeats, f.CellElems,
+		&f.Frame, &f.InstrTokens, &f.InstrWeights, &f.ElemFeats, &f.ElemTokens, &f.ElemTokWeights,
+		&f.ElemWeights, &f.ElemTypeMask, &f.CandFeats, &f.CandTokens, &f.CandTokWeights, &f.CandMask, &f.TypeMask,
+		&f.PairFeats, &f.CellElems,
 	}
 }
 
 // Stack concatenates features along a new leading batch dimension. Every
 // feature must have the architecture's shapes.
 func (a *Architecture) Stack(fs []*Features) (*Batch, error) {
-	if len(fs) == 0 {
+	rows := make([][]any, len(fs))
+	for j, f := range fs {
+		if f == nil {
+			return nil, fmt.Errorf("unable to stack: sample %d is nil", j)
+		}
+		rows[j] = f.fields()
+	}
+	return a.stack(rows)
+}
+
+// StackPacked is Stack of packed features, without unpacking them: a
+// packed array's non-zero entries go straight into the batch.
+func (a *Architecture) StackPacked(ps []*Packed) (*Batch, error) {
+	rows := make([][]any, len(ps))
+	for j, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("unable to stack: sample %d is nil", j)
+		}
+		rows[j] = p.arrays
+	}
+	return a.stack(rows)
+}
+
+// stack stacks rows, each a sample's tensors in InputSpecs order: []float32,
+// []int64, packedArray[float32] or packedArray[int64].
+func (a *Architecture) stack(rows [][]any) (*Batch, error) {
+	if len(rows) == 0 {
 		return nil, fmt.Errorf("unable to stack an empty batch")
 	}
 	specs := a.InputSpecs()
-	b := &Batch{Size: len(fs), Inputs: make([]Input, len(specs))}
+	b := &Batch{Size: len(rows), Inputs: make([]Input, len(specs))}
 	for i, s := range specs {
-		per := int64(1)
+		per := 1
 		for _, d := range s.Shape {
-			per *= d
+			per *= int(d)
 		}
-		in := Input{Name: s.Name, Shape: append([]int64{int64(len(fs))}, s.Shape...)}
+		in := Input{Name: s.Name, Shape: append([]int64{int64(len(rows))}, s.Shape...)}
 		if s.DType == "int64" {
-			in.I64 = make([]int64, 0, per*int64(len(fs)))
+			in.I64 = make([]int64, per*len(rows))
 		} else {
-			in.F32 = make([]float32, 0, per*int64(len(fs)))
+			in.F32 = make([]float32, per*len(rows))
 		}
-		for j, f := range fs {
-			if f == nil {
-				return nil, fmt.Errorf("unable to stack: sample %d is nil", j)
-			}
-			switch v := f.fields()[i].(type) {
+		for j, row := range rows {
+			var n int
+			var ok bool
+			switch v := row[i].(type) {
 			case []float32:
-				if int64(len(v)) != per || s.DType != "float32" {
-					return nil, fmt.Errorf("unable to stack %s of sample %d: %d values, want %d", s.Name, j, len(v), per)
-				}
-				in.F32 = append(in.F32, v...)
+				n, ok = len(v), copy(in.F32[j*per:], v) == len(v)
 			case []int64:
-				if int64(len(v)) != per || s.DType != "int64" {
-					return nil, fmt.Errorf("unable to stack %s of sample %d: %d values, want %d", s.Name, j, len(v), per)
-				}
-				in.I64 = append(in.I64, v...)
+				n, ok = len(v), copy(in.I64[j*per:], v) == len(v)
+			case packedArray[float32]:
+				n, ok = v.n, in.F32 != nil && v.put(in.F32[j*per:j*per+min(per, v.n)])
+			case packedArray[int64]:
+				n, ok = v.n, in.I64 != nil && v.put(in.I64[j*per:j*per+min(per, v.n)])
+			}
+			if n != per || !ok {
+				return nil, fmt.Errorf("unable to stack %s of sample %d: %d values, want %d %s", s.Name, j, n, per, s.DType)
 			}
 		}
 		b.Inputs[i] = in

@@ -54,11 +54,13 @@ type Features struct {
 // learner keeps in its replay; the strings beside them are small).
 func (f *Features) Bytes() int {
 	n := 0
-	for _, a := range floatArrays(f) {
-		n += 4 * len(*a)
-	}
-	for _, a := range intArrays(f) {
-		n += 8 * len(*a)
+	for _, a := range f.fields() {
+		switch a := a.(type) {
+		case []float32:
+			n += 4 * len(a)
+		case []int64:
+			n += 8 * len(a)
+		}
 	}
 	return n
 }

@@ -12,9 +12,10 @@ package policy
 // dense) and a few KB beside it: 2,739 transitions of a soak's builtin
 // tasks averaged 149.9 KB unpacked, 58.0 KB packed (2.59x).
 type Packed struct {
-	base   Features // every field but the packed arrays, which are nil here
-	floats []packedArray[float32]
-	ints   []packedArray[int64]
+	base Features // every field but the packed arrays, which are nil here
+	// arrays are the tensors in InputSpecs order, each a
+	// packedArray[float32] or packedArray[int64].
+	arrays []any
 }
 
 // packedArray is one array: dense when at least half of it is set (the
@@ -32,26 +33,31 @@ type packedArray[T float32 | int64] struct {
 // features).
 func Pack(f *Features) *Packed {
 	p := &Packed{base: *f}
-	for _, a := range floatArrays(&p.base) {
-		p.floats = append(p.floats, packArray(*a))
-		*a = nil
-	}
-	for _, a := range intArrays(&p.base) {
-		p.ints = append(p.ints, packArray(*a))
-		*a = nil
+	for _, a := range p.base.arrays() {
+		switch a := a.(type) {
+		case *[]float32:
+			p.arrays = append(p.arrays, packArray(*a))
+			*a = nil
+		case *[]int64:
+			p.arrays = append(p.arrays, packArray(*a))
+			*a = nil
+		}
 	}
 	return p
 }
 
 // Unpack returns the Features p holds: fresh arrays for the sparse ones,
-// the shared dense ones (read-only, as Pack says).
+// the shared dense ones (read-only, as Pack says). A batch needs no
+// Unpack: Architecture.StackPacked reads p as it is.
 func (p *Packed) Unpack() *Features {
 	f := p.base
-	for i, a := range floatArrays(&f) {
-		*a = p.floats[i].unpack()
-	}
-	for i, a := range intArrays(&f) {
-		*a = p.ints[i].unpack()
+	for i, a := range f.arrays() {
+		switch a := a.(type) {
+		case *[]float32:
+			*a = p.arrays[i].(packedArray[float32]).unpack()
+		case *[]int64:
+			*a = p.arrays[i].(packedArray[int64]).unpack()
+		}
 	}
 	return &f
 }
@@ -59,11 +65,13 @@ func (p *Packed) Unpack() *Features {
 // Bytes is the memory of p's arrays, as Features.Bytes counts f's.
 func (p *Packed) Bytes() int {
 	n := 0
-	for _, a := range p.floats {
-		n += a.bytes(4)
-	}
-	for _, a := range p.ints {
-		n += a.bytes(8)
+	for _, a := range p.arrays {
+		switch a := a.(type) {
+		case packedArray[float32]:
+			n += a.bytes(4)
+		case packedArray[int64]:
+			n += a.bytes(8)
+		}
 	}
 	return n
 }
@@ -98,20 +106,25 @@ func (p packedArray[T]) unpack() []T {
 	return x
 }
 
+// put writes the array into dst, which holds zeros and has the array's
+// length; false if it has not.
+func (p packedArray[T]) put(dst []T) bool {
+	if len(dst) != p.n {
+		return false
+	}
+	if p.dense != nil {
+		copy(dst, p.dense)
+		return true
+	}
+	for i, j := range p.idx {
+		dst[j] = p.val[i]
+	}
+	return true
+}
+
 func (p packedArray[T]) bytes(size int) int {
 	if p.dense != nil {
 		return size * len(p.dense)
 	}
 	return 4*len(p.idx) + size*len(p.val)
-}
-
-// floatArrays and intArrays are f's numeric arrays, the ones Bytes
-// counts, in a fixed order.
-func floatArrays(f *Features) []*[]float32 {
-	return []*[]float32{&f.Frame, &f.InstrWeights, &f.ElemFeats, &f.ElemTokWeights, &f.ElemWeights,
-		&f.ElemTypeMask, &f.CandFeats, &f.CandTokWeights, &f.CandMask, &f.TypeMask, &f.PairFeats, &f.CellElems}
-}
-
-func intArrays(f *Features) []*[]int64 {
-	return []*[]int64{&f.InstrTokens, &f.ElemTokens, &f.CandTokens}
 }
