@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/cmalloc"
 )
 
 // HealthFunc reports nil when the process is healthy.
@@ -27,12 +28,21 @@ type HealthFunc func(ctx context.Context) error
 // the last collection marked live: the soak judges a process's Go memory by
 // it, because the heap in use swings between that and twice it (GOGC=100)
 // with the moment sampled, and that swing grows with any buffer that fills.
+// And the C heap's use and free space (cmalloc.Read): resident memory
+// outside the Go runtime grows from a leak or from fragmentation, and only
+// these tell which.
 func NewRegistry() *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
 			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "asyncwebrl_c_heap_in_use_bytes",
+			Help: "C heap (glibc malloc: libtorch, ONNX Runtime, cgo) in use, mmapped blocks included."},
+			func() float64 { return float64(cmalloc.Read().InUse) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "asyncwebrl_c_heap_free_bytes",
+			Help: "C heap free inside malloc's heaps: held from the OS, not in use (fragmentation)."},
+			func() float64 { return float64(cmalloc.Read().Free) }))
 	return r
 }
 

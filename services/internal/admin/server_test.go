@@ -51,7 +51,7 @@ func TestServerEndpoints(t *testing.T) {
 	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, `"degraded"`) || !strings.Contains(body, "unreachable for 12s") {
 		t.Fatalf("degraded healthz = %d %s", code, body)
 	}
-	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "asyncwebrl_test_events_total 3") || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, "go_gc_heap_live_bytes ") {
+	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "asyncwebrl_test_events_total 3") || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, "go_gc_heap_live_bytes ") || !strings.Contains(body, "asyncwebrl_c_heap_in_use_bytes ") {
 		t.Fatalf("metrics = %d %.200s", code, body)
 	}
 	if code, body := get(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {

@@ -28,7 +28,8 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   learner, actor; the broker and ClickHouse when their pid files are in
   -run-dir) its process tree's resident memory, threads, open files and
   processes, the Chromium processes under the actor, each target's
-  goroutines (its /metrics), and ClickHouse's active parts. After the
+  goroutines and C heap in use and free (its /metrics), and ClickHouse's
+  active parts. After the
   warm-up, each series' growth per hour is fitted (least squares) and
   judged against its bound: P percent of its mean an hour, or a floor
   (32 MiB of memory, 20 goroutines, 16 threads or open files, 2
@@ -180,6 +181,12 @@ func (s *soakSampler) sample(ctx context.Context, hours float64) []error {
 			continue
 		}
 		s.add(name, "goroutines", "", 20, hours, m[goroutinesMetric])
+		if v, ok := m[cHeapInUseMetric]; ok {
+			// Resident memory outside the Go runtime grows from a C leak
+			// (in use) or from malloc's heaps fragmenting (free): apart.
+			s.add(name, "C heap in use", "MiB", 32, hours, v/(1<<20))
+			s.add(name, "C heap free", "MiB", 32, hours, m[cHeapFreeMetric]/(1<<20))
+		}
 		if b, ok := m[replayBytesMetric]; ok {
 			// The learner's replay grows to its capacity (samples are
 			// evicted by use, and a loaded learner falls behind): bounded,
@@ -221,6 +228,8 @@ const (
 	heapLiveMetric       = "go_gc_heap_live_bytes"
 	goSysMetric          = "go_memstats_sys_bytes"
 	heapReleasedMetric   = "go_memstats_heap_released_bytes"
+	cHeapInUseMetric     = "asyncwebrl_c_heap_in_use_bytes"
+	cHeapFreeMetric      = "asyncwebrl_c_heap_free_bytes"
 )
 
 // targetMetrics reads the soak's samples from a target's /metrics.
@@ -249,7 +258,8 @@ func parseMetrics(r io.Reader) (map[string]float64, error) {
 			continue
 		}
 		switch name {
-		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric, heapLiveMetric, goSysMetric, heapReleasedMetric:
+		case goroutinesMetric, replayBytesMetric, replaySamplesMetric, replayCapacityMetric, heapLiveMetric, goSysMetric, heapReleasedMetric,
+			cHeapInUseMetric, cHeapFreeMetric:
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 			if err != nil {
 				return nil, fmt.Errorf("unable to read %s %q: %w", name, rest, err)

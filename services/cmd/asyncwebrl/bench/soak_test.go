@@ -63,13 +63,14 @@ func TestSoakJudge(t *testing.T) {
 func TestParseMetrics(t *testing.T) {
 	in := "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 9\n" +
 		"asyncwebrl_learner_replay_bytes 1.5e+08\nasyncwebrl_learner_replay_samples 900\nasyncwebrl_learner_replay_capacity 4096\n" +
-		"go_gc_heap_live_bytes 2.5e+08\ngo_memstats_sys_bytes 6e+08\ngo_memstats_heap_released_bytes 1e+07\ngo_memstats_heap_alloc_bytes 4e+08\n"
+		"go_gc_heap_live_bytes 2.5e+08\ngo_memstats_sys_bytes 6e+08\ngo_memstats_heap_released_bytes 1e+07\ngo_memstats_heap_alloc_bytes 4e+08\n" +
+		"asyncwebrl_c_heap_in_use_bytes 9e+07\nasyncwebrl_c_heap_free_bytes 3e+06\n"
 	m, err := parseMetrics(strings.NewReader(in))
 	if err != nil || m[goroutinesMetric] != 42 || m[replayBytesMetric] != 1.5e8 || m[replaySamplesMetric] != 900 || m[replayCapacityMetric] != 4096 {
 		t.Errorf("%v, %v; want 42 goroutines and the replay's 1.5e8 bytes, 900 of 4096 samples", m, err)
 	}
-	if m[heapLiveMetric] != 2.5e8 || m[goSysMetric] != 6e8 || m[heapReleasedMetric] != 1e7 || len(m) != 7 {
-		t.Errorf("%v: want the live heap, the runtime's memory and the released heap, and nothing else", m)
+	if m[heapLiveMetric] != 2.5e8 || m[goSysMetric] != 6e8 || m[heapReleasedMetric] != 1e7 || m[cHeapInUseMetric] != 9e7 || m[cHeapFreeMetric] != 3e6 || len(m) != 9 {
+		t.Errorf("%v: want the live heap, the runtime's memory, the released heap and the C heap, and nothing else", m)
 	}
 	if m, _ := parseMetrics(strings.NewReader("go_goroutines 3\n")); len(m) != 1 {
 		t.Errorf("a target without a replay: %v", m)
