@@ -104,8 +104,12 @@ func TestIntegrationLearnerTrainsALanguageModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := publishedVersions(ctx, t, seeds, cat.Name(topics.Weights))
-	if len(ws) != 1 || ws[0].GetFormat() != llama.WeightsFormat {
-		t.Fatalf("published %d versions (format %q)", len(ws), ws[0].GetFormat())
+	if len(ws) != 1 {
+		t.Fatalf("published %d versions, want 1 (offline: %d records, %d samples, %d updates, version %d)",
+			len(ws), res.Records, res.Samples, res.Updates, res.Version)
+	}
+	if ws[0].GetFormat() != llama.WeightsFormat {
+		t.Fatalf("published format %q, want %q", ws[0].GetFormat(), llama.WeightsFormat)
 	}
 	// The new version in the actor's backend: how often it clicks OK.
 	if err := p.Swap(ctx, ws[0].GetOnnx(), ws[0].GetVersion()); err != nil {
