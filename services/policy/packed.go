@@ -100,9 +100,7 @@ func (p packedArray[T]) unpack() []T {
 		return p.dense
 	}
 	x := make([]T, p.n)
-	for i, j := range p.idx {
-		x[j] = p.val[i]
-	}
+	p.put(x)
 	return x
 }
 

@@ -29,11 +29,10 @@ const benchSoakUsage = `Usage: asyncwebrl soak [--duration D] [--every E] [--war
   -run-dir) its process tree's resident memory, threads, open files and
   processes, the Chromium processes under the actor, each target's
   goroutines and C heap in use and free (its /metrics), and ClickHouse's
-  active parts. After the
-  warm-up, each series' growth per hour is fitted (least squares) and
-  judged against its bound: P percent of its mean an hour, or a floor
-  (32 MiB of memory, 20 goroutines, 16 threads or open files, 2
-  processes, 100 parts an hour), whichever is larger. Prints each
+  active parts. After the warm-up, each series' growth per hour is fitted
+  (least squares) and judged against its bound: P percent of its mean an
+  hour, or a floor (32 MiB of memory, 20 goroutines, 16 threads or open
+  files, 2 processes, 100 parts an hour), whichever is larger. Prints each
   series' value after the warm-up and at the end, its slope per hour and
   its verdict, and exits non-zero when one grew past its bound or a target
   exited. A slope over less than 30 minutes after the warm-up is printed,
