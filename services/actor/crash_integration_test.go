@@ -13,8 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/joiner"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // TestIntegrationBrowserCrash kills one of two Chromium processes mid-run
@@ -88,7 +94,12 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 	for _, o := range ev.obs {
 		observed[o.GetEnvelope().GetEpisodeId()] = true
 	}
+	task := map[string]*eventspb.TaskRef{}
+	for _, o := range ev.obs {
+		task[o.GetEnvelope().GetEpisodeId()] = o.GetTask()
+	}
 	var retried []string
+	cutOf := map[string]string{} // retried episode -> the crash-cut one it ran again
 	for _, r := range ev.rewards {
 		p := r.GetEnvelope().GetProducer()
 		if r.GetAborted() && r.GetDone() && strings.HasPrefix(r.GetReason(), "crash") &&
@@ -98,6 +109,7 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 			next := firstEpisodeID(id) + retrySuffix + fmt.Sprint(retryAttemptOf(id)+1)
 			if ended[next] && observed[next] {
 				retried = append(retried, next)
+				cutOf[next] = id
 			}
 		}
 	}
@@ -109,6 +121,23 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 		t.Fatalf("no crash-cut episode was retried to its end (%d crash-cut, stats retried %d, given up %d)", crashed, st.Retried, st.GaveUp)
 	}
 	t.Logf("retried to the end: %v", retried)
+	// Trained on: the real joiner, run over what the actor published, makes
+	// each retried episode into transitions on the topic the learner reads,
+	// ending in a terminal one, on the crash-cut episode's task and seed; the
+	// crash-cut episode itself never ends in a transition.
+	joined := joinTransitions(t, k, retried)
+	for _, id := range retried {
+		cut, again := task[cutOf[id]], task[id]
+		if cut != nil && (again.GetTaskId() != cut.GetTaskId() || again.GetFamily() != cut.GetFamily() || again.GetSeed() != cut.GetSeed() || again.GetSite() != cut.GetSite()) {
+			t.Errorf("retry %s ran task %s (%s seed %d), the crash-cut episode %s ran task %s (%s seed %d)", id, again.GetTaskId(), again.GetFamily(), again.GetSeed(), cutOf[id], cut.GetTaskId(), cut.GetFamily(), cut.GetSeed())
+		}
+		for _, tr := range joined[cutOf[id]] {
+			if tr.GetDone() {
+				t.Errorf("the crash-cut episode %s ended in a transition (step %d): training would see the crash as the task's end", cutOf[id], tr.GetStep())
+			}
+		}
+		t.Logf("retry %s of %s (task %s, %s seed %d; the cut episode observed: %v): %d transitions on the replay topic", id, cutOf[id], again.GetTaskId(), again.GetFamily(), again.GetSeed(), cut != nil, len(joined[id]))
+	}
 	if left := leftover(seen); left != "" {
 		t.Fatalf("chromium processes outlived the actor: %s", left)
 	}
@@ -195,4 +224,64 @@ func runPoolChild() {
 	}
 	os.Stdout.WriteString("READY\n")
 	time.Sleep(10 * time.Minute)
+}
+
+// joinTransitions runs the real joiner over what the actor published to
+// k and reads its transitions topic from the start until each of episodes
+// has its terminal transition: what the learner trains on. It returns the
+// transitions read, by episode.
+func joinTransitions(t *testing.T, k *kafkaEnv, episodes []string) map[string][]*eventspb.Transition {
+	t.Helper()
+	j, err := joiner.New(k.cfg, k.factory, k.catalog, joiner.WithLogger(testLogger(t)), joiner.WithInstanceID("crash-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := j.Stop(ctx); err != nil {
+			t.Errorf("unable to stop the joiner: %v", err)
+		}
+	}()
+	cl, err := k.factory.NewClient("transitions-reader", kgo.ConsumeTopics(k.catalog.Name(topics.Transitions)),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	out := map[string][]*eventspb.Transition{}
+	ended := func() bool {
+		for _, id := range episodes {
+			done := false
+			for _, tr := range out[id] {
+				done = done || tr.GetDone()
+			}
+			if !done {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard, not a timing assertion
+	for !ended() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the joiner made no terminal transition of every retried episode after 3m: %d episodes joined", len(out))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			tr, err := eventspb.DecodeTransition(r.Value)
+			if err != nil {
+				t.Errorf("undecodable transition: %v", kafka.NewRecordError(r, err))
+				return
+			}
+			out[tr.GetEpisodeId()] = append(out[tr.GetEpisodeId()], tr)
+		})
+	}
+	return out
 }
