@@ -28,23 +28,28 @@ type curve struct {
 }
 
 // curveGroup names the group a run's curve belongs to: its mode, with its
-// cell when the runs span several.
-func curveGroup(r trainRun, cells bool) string {
+// cell when the runs span several, and its task set when they span several
+// of those (runs merged by --from).
+func curveGroup(r trainRun, cells, sets bool) string {
+	name := r.mode
 	if cells {
-		return fmt.Sprintf("%s, %s, %d executors", r.mode, r.cell.latency, r.cell.executors)
+		name = fmt.Sprintf("%s, %s, %d executors", r.mode, r.cell.latency, r.cell.executors)
 	}
-	return r.mode
+	if sets {
+		name += ", " + taskSetName(r.cell.tasks)
+	}
+	return name
 }
 
 // groupRuns splits runs into their curve groups, in first-seen order.
 func groupRuns(runs []trainRun) (names []string, by map[string][]trainRun) {
-	cells := map[trainCell]bool{}
+	cells, sets := map[trainCell]bool{}, map[string]bool{}
 	for _, r := range runs {
-		cells[r.cell] = true
+		cells[r.cell], sets[r.cell.tasks] = true, true
 	}
 	by = map[string][]trainRun{}
 	for _, r := range runs {
-		g := curveGroup(r, len(cells) > 1)
+		g := curveGroup(r, len(cells) > 1, len(sets) > 1)
 		if _, ok := by[g]; !ok {
 			names = append(names, g)
 		}

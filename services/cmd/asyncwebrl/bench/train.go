@@ -24,7 +24,8 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [--eval-every D] [--eval-episodes N] [--stop cap|judge] [--curves F] [flags]
+const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--seeds K] [--target F] [--window N] [--hold H] [--tier T] [--cap D] [--tasks F,...] [--latency L,...] [--executors N,...] [--plot F] [--eval-every D] [--eval-episodes N] [--stop cap|judge] [--curves F] [--record F] [flags]
+       asyncwebrl bench train --from F,... [--plot F] [--curves F]
   Time to skill, asynchronous against synchronous RL. Trains the policy
   from random init K times per mode, each run on fresh topics, with the
   same executors, latency profile, learner settings and curriculum, the
@@ -115,6 +116,20 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
                  in a sweep) to PNG F against wall time and F-steps.png against env
                  steps: the median over seeds, with a band from the lowest to the
                  highest seed
+  --record F     append each run to F as soon as it ends, one JSON object a line
+                 (its cell, mode, seed, judging, times, checkpoints; the commit
+                 built from), so that a sweep longer than one sitting can be run
+                 cell by cell, or seed range by seed range with -seed
+  --from F,...   train nothing: read the runs recorded in these files and print
+                 them as one invocation would (per cell its runs and summary, then
+                 the sweep, with --plot its chart and with --curves the curves).
+                 Cells are a latency profile, an executor count and a task set
+                 (--tasks); runs of one cell must have been judged alike (suite,
+                 tier, target, window, hold, cap, checkpoints, algo) and a cell's
+                 mode and seed recorded once. With several task sets the sweep
+                 prints each one's episodes' mean length, and the chart draws a
+                 line per executor count and task set: the ratio against latency
+                 and task length
 Flags: -executors (default 8), -brokers (default: the configured broker; embedded for
 an in-process one), -suite, -latency-profile, the learner's flags (-algo, -lr,
 -batch-size, -replay-ratio, ...), -run-dir, the Kafka security flags.
@@ -174,9 +189,24 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 		fmt.Fprint(stdout, benchTrainUsage)
 		return nil, nil
 	}
-	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes", "stop", "curves"}, nil)
+	vals, rest, err := cmdkit.SubFlags(args, []string{"modes", "seeds", "repeat", "target", "window", "hold", "tier", "cap", "latency", "executors", "plot", "tasks", "eval-every", "eval-episodes", "stop", "curves", "record", "from"}, nil)
 	if err != nil {
 		return nil, cmdkit.Usage(err)
+	}
+	if v, ok := vals["from"]; ok {
+		for k := range vals {
+			if k != "from" && k != "plot" && k != "curves" {
+				return nil, cmdkit.Usage(fmt.Errorf("invalid --%s with --from: --from prints recorded runs, judged as they were recorded (only --plot and --curves apply)", k))
+			}
+		}
+		if len(rest) > 0 {
+			return nil, cmdkit.Usage(fmt.Errorf("invalid %s with --from: --from prints recorded runs and trains nothing", strings.Join(rest, " ")))
+		}
+		files := config.SplitList(v)
+		if len(files) == 0 {
+			return nil, cmdkit.Usage(fmt.Errorf("invalid --from %q: name at least one file of recorded runs", v))
+		}
+		return nil, trainFromRecords(files, vals["plot"], vals["curves"], stdout)
 	}
 	bt, err := parseTrainFlags(vals)
 	if err != nil {
@@ -238,6 +268,9 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
+	if bt.record != "" {
+		fmt.Fprintf(stdout, "bench train: each run recorded to %s as it ends (bench train --from %s prints them again, merged with other sittings' runs)\n", bt.record, bt.record)
+	}
 	var runs []trainRun
 	for ci, cell := range cells {
 		ccfg := *cfg
@@ -260,6 +293,11 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 				}
 				r.seed, r.cell, r.demos = seed, cell, ccfg.Learner.Demos > 0 && ccfg.Learner.BCUpdates > 0
 				cellRuns = append(cellRuns, r)
+				if bt.record != "" {
+					if err := (recorder{bt.record}).write(newRunRecord(r, bt, &ccfg, max(cfg.Seed, 1)+uint64(seed)-1)); err != nil {
+						return nil, err
+					}
+				}
 				printTrainRuns(stdout, cellRuns[len(cellRuns)-1:], bt)
 			}
 		}
@@ -279,7 +317,7 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	}
 	if len(cells) > 1 {
 		fmt.Fprintln(stdout)
-		printSweep(stdout, runs, cells, bt)
+		printSweep(stdout, runs, cells, func(trainCell) float64 { return bt.target })
 		if bt.plot != "" {
 			if err := sweepChart(runs, cells).WriteFile(bt.plot); err != nil {
 				return runs, err
@@ -313,6 +351,9 @@ type trainFlags struct {
 	// curves: where the checkpoint curves go (default none): this PNG
 	// against wall time, and beside it (-steps.png) against env steps.
 	curves string
+	// record: the file each finished run is appended to, a JSON line
+	// (default none; bench train --from reads it back).
+	record string
 	// evalEvery: the checkpoints' interval (default 1m; 0: the target is
 	// judged on the rollout's own held-out episodes); evalEpisodes: held-out
 	// episodes per task of each checkpoint's evaluation (default 10).
@@ -395,7 +436,7 @@ func parseTrainFlags(vals map[string]string) (trainFlags, error) {
 			return bt, fmt.Errorf("invalid --executors %q: name at least one count", v)
 		}
 	}
-	bt.plot, bt.curves = vals["plot"], vals["curves"]
+	bt.plot, bt.curves, bt.record = vals["plot"], vals["curves"], vals["record"]
 	if v, ok := vals["cap"]; ok {
 		if bt.cap, err = time.ParseDuration(v); err != nil || bt.cap <= 0 {
 			return bt, fmt.Errorf("invalid --cap %q: want a positive duration like 20m", v)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
@@ -12,11 +14,14 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 )
 
-// trainCell is one cell of bench train's sweep: a latency profile and an
-// executor count.
+// trainCell is one cell of bench train's sweep: a latency profile, an
+// executor count and the task set trained (the curriculum's -families, ""
+// for every family: one invocation trains one set; runs recorded from
+// several are merged by --from).
 type trainCell struct {
 	latency   string
 	executors int
+	tasks     string
 }
 
 // sweep lists the cells, profiles outermost (a profile's cells share its
@@ -36,7 +41,7 @@ func (bt trainFlags) sweep(cfg *config.Config) ([]trainCell, error) {
 			return nil, fmt.Errorf("invalid latency profile: %w", err)
 		}
 		for _, n := range execs {
-			cells = append(cells, trainCell{latency: l, executors: n})
+			cells = append(cells, trainCell{latency: l, executors: n, tasks: cfg.Learner.Families})
 		}
 	}
 	return cells, nil
@@ -76,10 +81,20 @@ func (c trainCell) runs(all []trainRun) []trainRun {
 }
 
 // printSweep prints sync/async per cell: how many times sooner async
-// reached the target, with its interval.
-func printSweep(stdout io.Writer, runs []trainRun, cells []trainCell, bt trainFlags) {
-	fmt.Fprintf(stdout, "the sweep: sync/async, sync's median wall time to %.0f%% over async's, with its 95%% bootstrap interval (\"-\": async's median is only a lower bound; ≥: sync's is)\n", 100*bt.target)
+// reached the target (target: the cell's), with its interval; with cells
+// of several task sets, each row names its set, its target and how long
+// its episodes were.
+func printSweep(stdout io.Writer, runs []trainRun, cells []trainCell, target func(trainCell) float64) {
+	sets := taskSets(cells)
+	if len(sets) > 1 {
+		fmt.Fprintf(stdout, "the sweep: sync/async, sync's median wall time to the cell's target over async's, with its 95%% bootstrap interval (\"-\": async's median is only a lower bound; ≥: sync's is); steps an episode: the mean over the runs until their target\n")
+	} else {
+		fmt.Fprintf(stdout, "the sweep: sync/async, sync's median wall time to %.0f%% over async's, with its 95%% bootstrap interval (\"-\": async's median is only a lower bound; ≥: sync's is)\n", 100*target(cells[0]))
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	if len(sets) > 1 {
+		fmt.Fprintf(tw, "tasks\ttarget\tsteps an episode\t")
+	}
 	fmt.Fprintf(tw, "latency\texecutors\tasync reached\tsync reached\tsync/async\t95%% interval\t\n")
 	for _, c := range cells {
 		r := ratioOf(c.runs(runs))
@@ -88,13 +103,55 @@ func printSweep(stdout io.Writer, runs []trainRun, cells []trainCell, bt trainFl
 			cell = atLeast(r.atLeast) + fmt.Sprintf("%.2fx", r.ratio)
 			iv = interval(r.n, fmt.Sprintf("%.2fx", r.lo), fmt.Sprintf("%.2fx", r.hi))
 		}
+		if len(sets) > 1 {
+			fmt.Fprintf(tw, "%s\t%.0f%%\t%.1f\t", taskSetName(c.tasks), 100*target(c), stepsPerEpisode(c.runs(runs)))
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d of %d\t%d of %d\t%s\t%s\t\n", c.latency, c.executors, r.asyncReached, r.runs, r.syncReached, r.runs, cell, iv)
 	}
 	_ = tw.Flush()
 }
 
+// taskSets are the cells' task sets, first seen first.
+func taskSets(cells []trainCell) []string {
+	var out []string
+	for _, c := range cells {
+		if !slices.Contains(out, c.tasks) {
+			out = append(out, c.tasks)
+		}
+	}
+	return out
+}
+
+// taskSetName is a task set as a table or a legend names it: its families
+// without their suite's prefix.
+func taskSetName(tasks string) string {
+	if tasks == "" {
+		return "every family"
+	}
+	var names []string
+	for _, t := range config.SplitList(tasks) {
+		names = append(names, t[strings.LastIndex(t, "/")+1:])
+	}
+	return strings.Join(names, ",")
+}
+
+// stepsPerEpisode is how long the runs' episodes were: their env steps
+// over their episodes, until the target (or the cap); NaN without any.
+func stepsPerEpisode(runs []trainRun) float64 {
+	steps, episodes := 0, 0
+	for _, r := range runs {
+		steps, episodes = steps+r.steps, episodes+r.episodes
+	}
+	if episodes == 0 {
+		return math.NaN()
+	}
+	return float64(steps) / float64(episodes)
+}
+
 // sweepChart draws sync/async per cell against the profile's median server
-// delay, one line per executor count, with a parity line at 1.
+// delay, one line per executor count (and task set, with several, named by
+// its episodes' mean length: the ratio against latency and task length),
+// with a parity line at 1.
 func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 	c := chart.Chart{
 		Title:  "bench train: how many times sooner async reaches the target",
@@ -102,14 +159,29 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 		YLabel: "sync/async, median time to target",
 		HLines: []chart.HLine{{Y: 1, Label: "parity"}},
 	}
-	lines := map[int]*chart.Series{}
-	var order []int
+	type line struct {
+		executors int
+		tasks     string
+	}
+	several := len(taskSets(cells)) > 1
+	lines := map[line]*chart.Series{}
+	var order []line
 	for _, cell := range cells {
-		s, ok := lines[cell.executors]
+		k := line{cell.executors, cell.tasks}
+		s, ok := lines[k]
 		if !ok {
 			s = &chart.Series{Name: strconv.Itoa(cell.executors) + " executors"}
-			lines[cell.executors] = s
-			order = append(order, cell.executors)
+			if several {
+				var set []trainRun
+				for _, o := range cells {
+					if o.tasks == cell.tasks {
+						set = append(set, o.runs(runs)...)
+					}
+				}
+				s.Name += fmt.Sprintf(", %s (%.1f steps an episode)", taskSetName(cell.tasks), stepsPerEpisode(set))
+			}
+			lines[k] = s
+			order = append(order, k)
 		}
 		p, _ := webenv.ParseProfile(cell.latency)
 		y := math.NaN()
@@ -119,8 +191,8 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 		s.X = append(s.X, p.Server.Median().Seconds())
 		s.Y = append(s.Y, y)
 	}
-	for _, n := range order {
-		c.Series = append(c.Series, *lines[n])
+	for _, k := range order {
+		c.Series = append(c.Series, *lines[k])
 	}
 	return c
 }

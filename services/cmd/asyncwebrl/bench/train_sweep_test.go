@@ -18,11 +18,11 @@ func TestTrainSweep(t *testing.T) {
 	cfg := &config.Config{}
 	cfg.Webenv.LatencyProfile, cfg.Actor.Executors = "none", 4
 	cells, err := trainFlags{}.sweep(cfg)
-	if err != nil || len(cells) != 1 || cells[0] != (trainCell{"none", 4}) {
+	if err != nil || len(cells) != 1 || cells[0] != (trainCell{latency: "none", executors: 4}) {
 		t.Fatalf("no sweep: %v, %v", cells, err)
 	}
 	bt := trainFlags{modes: []string{"async", "sync"}, target: 0.8, latencies: []string{"web", "heavy"}, executors: []int{8, 24}}
-	if cells, err = bt.sweep(cfg); err != nil || len(cells) != 4 || cells[1] != (trainCell{"web", 24}) || cells[2] != (trainCell{"heavy", 8}) {
+	if cells, err = bt.sweep(cfg); err != nil || len(cells) != 4 || cells[1] != (trainCell{latency: "web", executors: 24}) || cells[2] != (trainCell{latency: "heavy", executors: 8}) {
 		t.Fatalf("cells %v, %v", cells, err)
 	}
 	run := func(c trainCell, mode string, min int, reached bool) trainRun {
@@ -46,7 +46,7 @@ func TestTrainSweep(t *testing.T) {
 		t.Errorf("heavy, 8: %+v, want no ratio (async capped)", r)
 	}
 	var out strings.Builder
-	printSweep(&out, runs, cells, bt)
+	printSweep(&out, runs, cells, func(trainCell) float64 { return bt.target })
 	for _, want := range []string{"web          8        3 of 3", "3.00x", "[1.50x, 6.00x]", "heavy          8        0 of 1"} {
 		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("the table lacks %q:\n%s", want, out.String())
