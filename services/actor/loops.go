@@ -103,16 +103,21 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	xs := s.execs
 	decisions := make([]*decision, len(xs))
 	feats := make([]Input, len(xs))
-	batches := 0
-	var acted uint64 // the policy version the last batch began with
+	// acted is the policy version the last batch began with; policyActed,
+	// whether any of its episodes was the policy's. A batch of
+	// demonstrations only waits for no version: the learner never counts
+	// demonstrations into its on-policy batch, so after its warm start no
+	// version would come (12-06: a sync run stopped for good after its
+	// 48th demonstration, the learner at the end of its cloning updates).
+	var acted uint64
+	policyActed := false
 	for ctx.Err() == nil {
 		newBatch := !episodeBatches || !slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil })
 		if newBatch && episodeBatches && s.opts.onPolicy {
-			if batches > 0 && !s.awaitVersion(ctx, xs, acted) {
+			if policyActed && !s.awaitVersion(ctx, xs, acted) {
 				break
 			}
-			acted = s.policy.Version()
-			batches++
+			acted, policyActed = s.policy.Version(), false
 		}
 		s.barrier(xs, func(i int, x *executor) {
 			var err error
@@ -129,6 +134,9 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 				return
 			}
 		})
+		if newBatch {
+			policyActed = policyActed || slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil && x.ep.demo == nil })
+		}
 		s.barrier(xs, func(i int, x *executor) {
 			feats[i] = nil
 			if x.ep == nil || ctx.Err() != nil {

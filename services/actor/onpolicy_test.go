@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -147,5 +148,57 @@ func testOnPolicyWaitsForVersions(t *testing.T, k *kafkaEnv) {
 		if perVersion[v] != executors {
 			t.Errorf("version %d acted %d episodes, want one batch of %d", v, perVersion[v], executors)
 		}
+	}
+}
+
+// TestOnPolicyDemonstrationsWaitForNoVersion: in the on-policy loop a batch
+// of demonstrations acts no policy, so the next batch does not wait for a
+// version: the learner never counts demonstrations into its on-policy
+// batch, and once its cloning updates were done no version would come
+// (bench train, sync, 12-06: stopped for good after its 48th of 60
+// demonstrations). Here no version ever comes after the first: every
+// demonstration must still end.
+func TestOnPolicyDemonstrationsWaitForNoVersion(t *testing.T) {
+	srv := startWebenv(t, "none")
+	k := newFakeKafkaEnv(t, srv.URL())
+	publishWeights(t, k, 1, 7)
+	const executors, demos = 2, 6
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	want := map[string]bool{}
+	for i := range demos {
+		env := eventspb.NewEnvelope("scheduler")
+		env.EpisodeId = fmt.Sprintf("demo-%d", i)
+		task := &eventspb.Task{Envelope: env, TaskId: fmt.Sprintf("click-button//seed-%d", i), Family: "click-button", Seed: int64(i),
+			Tier: eventspb.Tier_TIER_EASY, Split: eventspb.Split_SPLIT_TRAIN, MaxSteps: 5, Demo: true, PolicyName: DemoPolicyName}
+		b, err := eventspb.Marshal(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.admin.ProduceSync(ctx, &kgo.Record{Topic: k.catalog.Name(topics.Tasks), Key: []byte(task.GetTaskId()), Value: b}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		want[env.EpisodeId] = true
+	}
+	a := k.startActor(t, WithExecutors(executors), WithBrowsers(1), WithMode(ModeSync), WithOnPolicy(true), WithMaxSteps(5),
+		WithFamilies("click-button"), WithTaskGrace(3*time.Second), WithTaskGroup(k.catalog.Prefix+"actor-demo-sync"))
+	rctx, rcancel := context.WithCancel(context.Background())
+	defer rcancel()
+	ev := &events{}
+	k.consume(t, rctx, ev)
+	ended := func() int {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		n := 0
+		for _, r := range ev.rewards {
+			if want[r.GetEnvelope().GetEpisodeId()] && r.GetDone() {
+				n++
+			}
+		}
+		return n
+	}
+	waitUntil(t, 3*time.Minute, fmt.Sprintf("all %d demonstrations, in batches of %d, with no new version", demos, executors), func() bool { return ended() == demos })
+	if v := a.PolicyVersion(); v != 1 {
+		t.Errorf("served version %d, want 1: no version was published", v)
 	}
 }
