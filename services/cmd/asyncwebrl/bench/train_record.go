@@ -240,7 +240,8 @@ type mergedCell struct {
 func mergeRecords(recs []runRecord, names []string) ([]mergedCell, error) {
 	var cells []*mergedCell
 	byCell := map[trainCell]*mergedCell{}
-	first := map[trainCell]string{} // the judging of a cell's first record, and where
+	type judged struct{ judging, where string } // a cell's first record's
+	first := map[trainCell]judged{}
 	seen := map[string]string{}
 	taskOrder := map[string]int{}
 	for i, rec := range recs {
@@ -259,14 +260,14 @@ func mergeRecords(recs []runRecord, names []string) ([]mergedCell, error) {
 				window: rec.Window, hold: rec.Hold, cap: time.Duration(rec.CapS * float64(time.Second)),
 				evalEvery: time.Duration(rec.EvalEveryS * float64(time.Second)), evalEpisodes: rec.EvalEpisodes}}
 			byCell[r.cell] = mc
-			first[r.cell] = rec.judging() + " (" + where + ")"
+			first[r.cell] = judged{rec.judging(), where}
 			cells = append(cells, mc)
 			if _, ok := taskOrder[rec.Tasks]; !ok {
 				taskOrder[rec.Tasks] = len(taskOrder)
 			}
-		} else if j := rec.judging(); !strings.HasPrefix(first[r.cell], j+" (") {
-			return nil, fmt.Errorf("unable to merge the runs of %s, %d executors (tasks %q): judged differently:\n  %s\n  %s (%s)",
-				rec.Latency, rec.Executors, rec.Tasks, first[r.cell], j, where)
+		} else if f, j := first[r.cell], rec.judging(); j != f.judging {
+			return nil, fmt.Errorf("unable to merge the runs of %s, %d executors (tasks %q): judged differently:\n  %s (%s)\n  %s (%s)",
+				rec.Latency, rec.Executors, rec.Tasks, f.judging, f.where, j, where)
 		}
 		mc.runs = append(mc.runs, r)
 	}
