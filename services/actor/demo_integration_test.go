@@ -2,19 +2,15 @@ package actor
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/oracle"
-	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // TestIntegrationMiniWoBDemonstrations runs demonstration tasks of
@@ -49,19 +45,7 @@ func TestIntegrationMiniWoBDemonstrations(t *testing.T) {
 		if !ok {
 			t.Fatalf("no family %s", fam)
 		}
-		env := eventspb.NewEnvelope("scheduler")
-		env.EpisodeId = fmt.Sprintf("demo-%d", i)
-		seed := int64(10 + i)
-		task := &eventspb.Task{Envelope: env, TaskId: fmt.Sprintf("%s//seed-%d", fam, seed), Family: fam, Seed: seed,
-			Tier: eventspb.Tier(f.Tier), Split: eventspb.Split_SPLIT_TRAIN, MaxSteps: f.Tier.StepBudget(), Demo: true, PolicyName: DemoPolicyName}
-		b, err := eventspb.Marshal(task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := k.admin.ProduceSync(ctx, &kgo.Record{Topic: k.catalog.Name(topics.Tasks), Key: []byte(task.GetTaskId()), Value: b}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		want[env.EpisodeId] = fam
+		want[k.produceDemo(t, ctx, i, fam, int64(10+i), eventspb.Tier(f.Tier), f.Tier.StepBudget())] = fam
 	}
 	a := k.startActor(t, WithExecutors(2), WithBrowsers(1), WithTaskGrace(3*time.Second), WithMaxSteps(10),
 		WithFamilies("miniwob/click-test"), WithTaskGroup(k.catalog.Prefix+"actor-demo-test"))

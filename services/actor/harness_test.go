@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -200,4 +201,22 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// produceDemo puts on the tasks topic a demonstration of family's seed,
+// episode "demo-<i>", and returns that episode id.
+func (k *kafkaEnv) produceDemo(t *testing.T, ctx context.Context, i int, family string, seed int64, tier eventspb.Tier, maxSteps uint32) string {
+	t.Helper()
+	env := eventspb.NewEnvelope("scheduler")
+	env.EpisodeId = fmt.Sprintf("demo-%d", i)
+	task := &eventspb.Task{Envelope: env, TaskId: fmt.Sprintf("%s//seed-%d", family, seed), Family: family, Seed: seed,
+		Tier: tier, Split: eventspb.Split_SPLIT_TRAIN, MaxSteps: maxSteps, Demo: true, PolicyName: DemoPolicyName}
+	b, err := eventspb.Marshal(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.admin.ProduceSync(ctx, &kgo.Record{Topic: k.catalog.Name(topics.Tasks), Key: []byte(task.GetTaskId()), Value: b}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return env.EpisodeId
 }

@@ -167,18 +167,7 @@ func TestOnPolicyDemonstrationsWaitForNoVersion(t *testing.T) {
 	defer cancel()
 	want := map[string]bool{}
 	for i := range demos {
-		env := eventspb.NewEnvelope("scheduler")
-		env.EpisodeId = fmt.Sprintf("demo-%d", i)
-		task := &eventspb.Task{Envelope: env, TaskId: fmt.Sprintf("click-button//seed-%d", i), Family: "click-button", Seed: int64(i),
-			Tier: eventspb.Tier_TIER_EASY, Split: eventspb.Split_SPLIT_TRAIN, MaxSteps: 5, Demo: true, PolicyName: DemoPolicyName}
-		b, err := eventspb.Marshal(task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := k.admin.ProduceSync(ctx, &kgo.Record{Topic: k.catalog.Name(topics.Tasks), Key: []byte(task.GetTaskId()), Value: b}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		want[env.EpisodeId] = true
+		want[k.produceDemo(t, ctx, i, "click-button", int64(i), eventspb.Tier_TIER_EASY, 5)] = true
 	}
 	a := k.startActor(t, WithExecutors(executors), WithBrowsers(1), WithMode(ModeSync), WithOnPolicy(true), WithMaxSteps(5),
 		WithFamilies("click-button"), WithTaskGrace(3*time.Second), WithTaskGroup(k.catalog.Prefix+"actor-demo-sync"))
