@@ -103,26 +103,38 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	xs := s.execs
 	decisions := make([]*decision, len(xs))
 	feats := make([]Input, len(xs))
-	// acted is the policy version the last batch began with; policyActed,
-	// whether any of its episodes was the policy's. A batch of
-	// demonstrations only waits for no version: the learner never counts
-	// demonstrations into its on-policy batch, so after its warm start no
-	// version would come (12-06: a sync run stopped for good after its
-	// 48th demonstration, the learner at the end of its cloning updates).
+	// A batch is one policy (or held-out) episode per executor: the
+	// learner counts those into its on-policy batch (learner.syncBatch),
+	// never demonstrations, so an executor that draws a demonstration plays
+	// it and draws again until it has its policy episode (owed). A batch of
+	// only demonstrations (the tasks came to an end, or ctx did) waits for
+	// no version: none would come (12-06: a sync run stopped for good after
+	// its 48th demonstration, the learner done with its cloning updates).
+	// Before, a batch mixing both waited the learner's syncGrace (20 s)
+	// for the episodes it never counts.
+	//
+	// acted is the newest version a policy episode of the batch began
+	// with: the next batch waits for one newer than it.
+	owed := make([]bool, len(xs))
 	var acted uint64
 	policyActed := false
 	for ctx.Err() == nil {
-		newBatch := !episodeBatches || !slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil })
+		newBatch := !episodeBatches || !slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil }) && !slices.Contains(owed, true)
 		if newBatch && episodeBatches && s.opts.onPolicy {
 			if policyActed && !s.awaitVersion(ctx, xs, acted) {
 				break
 			}
 			acted, policyActed = s.policy.Version(), false
 		}
+		if newBatch {
+			for i := range owed {
+				owed[i] = true
+			}
+		}
 		s.barrier(xs, func(i int, x *executor) {
 			var err error
 			if x.ep == nil {
-				if !newBatch {
+				if !owed[i] {
 					return // done with this batch: waits for its longest episode
 				}
 				err = x.begin(ctx)
@@ -134,8 +146,11 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 				return
 			}
 		})
-		if newBatch {
-			policyActed = policyActed || slices.ContainsFunc(xs, func(x *executor) bool { return x.ep != nil && x.ep.demo == nil })
+		for i, x := range xs {
+			if owed[i] && x.ep != nil && x.ep.demo == nil && x.ep.step == 0 {
+				owed[i], policyActed = false, true
+				acted = max(acted, s.policy.Version())
+			}
 		}
 		s.barrier(xs, func(i int, x *executor) {
 			feats[i] = nil

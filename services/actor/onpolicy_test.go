@@ -151,18 +151,22 @@ func testOnPolicyWaitsForVersions(t *testing.T, k *kafkaEnv) {
 	}
 }
 
-// TestOnPolicyDemonstrationsWaitForNoVersion: in the on-policy loop a batch
-// of demonstrations acts no policy, so the next batch does not wait for a
-// version: the learner never counts demonstrations into its on-policy
-// batch, and once its cloning updates were done no version would come
-// (bench train, sync, 12-06: stopped for good after its 48th of 60
-// demonstrations). Here no version ever comes after the first: every
-// demonstration must still end.
+// TestOnPolicyDemonstrationsWaitForNoVersion: in the on-policy loop a
+// demonstration acts no policy and the learner never counts it into its
+// on-policy batch, so it is no executor's share of a batch: an executor that
+// draws one plays it and draws again until it has a policy episode. Here no
+// version ever comes after the first, and an odd number of demonstrations
+// for 2 executors: every demonstration must still end (12-06: a sync run
+// stopped for good after its 48th of 60, waiting for a version after a
+// batch of demonstrations only), and then each executor plays exactly one
+// policy episode and waits (before, the batch holding the last
+// demonstration had one policy episode, and the learner waited 20 s for
+// the other).
 func TestOnPolicyDemonstrationsWaitForNoVersion(t *testing.T) {
 	srv := startWebenv(t, "none")
 	k := newFakeKafkaEnv(t, srv.URL())
 	publishWeights(t, k, 1, 7)
-	const executors, demos = 2, 6
+	const executors, demos = 2, 5
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	want := map[string]bool{}
@@ -175,18 +179,35 @@ func TestOnPolicyDemonstrationsWaitForNoVersion(t *testing.T) {
 	defer rcancel()
 	ev := &events{}
 	k.consume(t, rctx, ev)
-	ended := func() int {
+	// ended counts the demonstrations (demo) or the policy's episodes
+	// that ended; began, the policy's episodes that began.
+	ended := func(demo bool) int {
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
 		n := 0
 		for _, r := range ev.rewards {
-			if want[r.GetEnvelope().GetEpisodeId()] && r.GetDone() {
+			if want[r.GetEnvelope().GetEpisodeId()] == demo && r.GetDone() {
 				n++
 			}
 		}
 		return n
 	}
-	waitUntil(t, 3*time.Minute, fmt.Sprintf("all %d demonstrations, in batches of %d, with no new version", demos, executors), func() bool { return ended() == demos })
+	began := func() int {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		ids := map[string]bool{} // s_0 may be observed more than once before it settles
+		for _, o := range ev.obs {
+			if id := o.GetEnvelope().GetEpisodeId(); !want[id] {
+				ids[id] = true
+			}
+		}
+		return len(ids)
+	}
+	waitUntil(t, 3*time.Minute, fmt.Sprintf("all %d demonstrations with no new version", demos), func() bool { return ended(true) == demos })
+	waitUntil(t, 3*time.Minute, fmt.Sprintf("a policy episode from each of the %d executors", executors), func() bool { return ended(false) == executors })
+	if n := began(); n != executors {
+		t.Errorf("%d policy episodes began with no new version, want the batch's %d", n, executors)
+	}
 	if v := a.PolicyVersion(); v != 1 {
 		t.Errorf("served version %d, want 1: no version was published", v)
 	}
