@@ -113,8 +113,8 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 	// Before, a batch mixing both waited the learner's syncGrace (20 s)
 	// for the episodes it never counts.
 	//
-	// acted is the newest version a policy episode of the batch began
-	// with: the next batch waits for one newer than it.
+	// acted is the version the batch's last policy episode began with
+	// (versions only grow): the next batch waits for one newer than it.
 	owed := make([]bool, len(xs))
 	var acted uint64
 	policyActed := false
@@ -124,7 +124,7 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 			if policyActed && !s.awaitVersion(ctx, xs, acted) {
 				break
 			}
-			acted, policyActed = s.policy.Version(), false
+			policyActed = false
 		}
 		if newBatch {
 			for i := range owed {
@@ -148,8 +148,7 @@ func (s *Service) runSync(ctx context.Context, episodeBatches bool) {
 		})
 		for i, x := range xs {
 			if owed[i] && x.ep != nil && x.ep.demo == nil && x.ep.step == 0 {
-				owed[i], policyActed = false, true
-				acted = max(acted, s.policy.Version())
+				owed[i], policyActed, acted = false, true, s.policy.Version()
 			}
 		}
 		s.barrier(xs, func(i int, x *executor) {
