@@ -25,6 +25,21 @@ type LMConfig struct {
 	// LR is Adam's learning rate on the trained blocks; 0 takes the
 	// learner's (WithHyper).
 	LR float64
+	// FrozenCache bounds, in bytes, the frozen blocks' outputs kept between
+	// the updates that draw a sample again (lm_frozen.go); 0 takes
+	// DefaultFrozenCacheBytes, below 0 turns it off.
+	FrozenCache int64
+}
+
+// frozenCacheBytes is c's cache budget, 0 when off.
+func (c LMConfig) frozenCacheBytes() int64 {
+	switch {
+	case c.FrozenCache < 0:
+		return 0
+	case c.FrozenCache == 0:
+		return DefaultFrozenCacheBytes
+	}
+	return c.FrozenCache
 }
 
 // WithLanguageModel trains the lm backend's model instead of the features

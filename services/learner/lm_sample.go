@@ -30,6 +30,10 @@ type lmSample struct {
 	// demonstration, trained by cloning (−log π) instead.
 	adv  float64
 	demo bool
+	// frozen is the sample's place in the twin's cache of frozen-block
+	// outputs (lm_frozen.go); the copies a batch makes share it. Nil: the
+	// sample is never cached.
+	frozen *frozenSlot
 }
 
 // newLMSample rebuilds a sampled step's prompt and constraint from its
@@ -46,7 +50,7 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		answer = tok.Encode(a.GetRaw(), false)
 	}
 	sys := lm.SystemIDs(tok, set)
-	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb()}
+	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
 	lang := lm.NewLanguage(obs, set)
 	text := ""
 	for i, id := range s.answer {
@@ -92,7 +96,7 @@ func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tenso
 			}
 		}
 		seq := append(append([]int32(nil), smp.prompt...), smp.answer[:len(smp.answer)-1]...)
-		logits, err := tw.logits(seq, len(smp.prompt)-1)
+		logits, err := tw.logits(seq, len(smp.prompt)-1, smp.frozen)
 		if err != nil {
 			_ = s.finish()
 			return nil, err

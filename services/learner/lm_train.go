@@ -23,10 +23,15 @@ type lmTrainer struct {
 	params []*ts.Tensor // the trainable weights
 }
 
-func newLMTrainer(m *llama.Model, train int, hp Hyper) (*lmTrainer, error) {
+// newLMTrainer trains m's top train blocks; cacheBytes bounds the twin's
+// cache of frozen-block outputs (0: off).
+func newLMTrainer(m *llama.Model, train int, hp Hyper, cacheBytes int64) (*lmTrainer, error) {
 	tw, err := newLMTwin(m, train)
 	if err != nil {
 		return nil, err
+	}
+	if cacheBytes > 0 {
+		tw.cache = newFrozenCache(cacheBytes)
 	}
 	opt, err := nn.DefaultAdamConfig().Build(tw.vs, hp.LR)
 	if err != nil {
@@ -45,11 +50,14 @@ func newLMTrainer(m *llama.Model, train int, hp Hyper) (*lmTrainer, error) {
 func (t *lmTrainer) close() { t.tw.close() }
 
 // step is one update on batch; ctx ends it between samples.
-func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (stepStats, error) {
-	var st stepStats
+func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, err error) {
 	B := len(batch)
 	if B == 0 {
 		return st, fmt.Errorf("unable to train on an empty batch")
+	}
+	if c := t.tw.cache; c != nil {
+		h, m := c.hits, c.misses
+		defer func() { st.FrozenHits, st.FrozenMisses = c.hits-h, c.misses-m }()
 	}
 	logp, err := lmLogProbs(ctx, t.tw, batch)
 	if err != nil {

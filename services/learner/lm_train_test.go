@@ -18,7 +18,8 @@ import (
 // and a negative one on another raise the first's log-prob and lower the
 // second's; only the top block and the output norm change; and the
 // exported weights, set into the reference model (an actor's swap), give
-// the twin's new log-prob.
+// the twin's new log-prob. The frozen blocks' outputs come from the
+// twin's cache in every update (lm_frozen.go).
 func TestLMTrainerLearns(t *testing.T) {
 	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
 	if err != nil {
@@ -46,7 +47,7 @@ func TestLMTrainerLearns(t *testing.T) {
 		before[w.Name] = append([]float32(nil), w.Data...)
 	}
 	err = onTorchThread(func() error {
-		tr, err := newLMTrainer(m, 1, hp)
+		tr, err := newLMTrainer(m, 1, hp, DefaultFrozenCacheBytes)
 		if err != nil {
 			return err
 		}
@@ -70,8 +71,14 @@ func TestLMTrainerLearns(t *testing.T) {
 			}
 			good.logpOld, good.adv = g, 1
 			bad.logpOld, bad.adv = b, -1
-			if _, err := tr.step(context.Background(), []*lmSample{good, bad}); err != nil {
+			st, err := tr.step(context.Background(), []*lmSample{good, bad})
+			if err != nil {
 				return err
+			}
+			// score() computed both samples' frozen block: the update takes
+			// it from the cache, and learns all the same (below).
+			if st.FrozenHits != 2 || st.FrozenMisses != 0 {
+				t.Errorf("an update of two scored samples: %d frozen-cache hits, %d misses; want 2, 0", st.FrozenHits, st.FrozenMisses)
 			}
 		}
 		g1, b1, err := score()

@@ -30,6 +30,11 @@ type lmTwin struct {
 	cos, sin *ts.Tensor // [context, head dim/2]
 	train    int
 	prefix   *twinPrefix // nil until setPrefix
+	// prefixGen counts the prefixes set (the first is 1): a frozen output
+	// cached after one prefix is no other's.
+	prefixGen uint64
+	// cache keeps samples' frozen-block outputs between updates (nil: off).
+	cache *frozenCache
 }
 
 // newLMTwin copies m's weights into a VarStore, the top train blocks (and
@@ -141,6 +146,7 @@ func (t *lmTwin) setPrefix(ids []int32) error {
 		t.prefix.drop()
 	}
 	t.prefix = p
+	t.prefixGen++
 	return nil
 }
 
@@ -233,8 +239,10 @@ func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, p
 // activations are no gradient's business) over ids past the cached prefix
 // when ids begin with it (setPrefix), over all of ids otherwise; the
 // trainable blocks run over all of ids; the output projection, 28M
-// multiply-adds a position for SmolLM2, only where asked.
-func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
+// multiply-adds a position for SmolLM2, only where asked. With a slot and
+// the twin's frozen cache, the frozen blocks' output is kept in the cache
+// and taken from it on the slot's next pass over the same ids (lm_frozen.go).
+func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
 	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
@@ -243,21 +251,29 @@ func (t *lmTwin) logits(ids []int32, from int) (*ts.Tensor, error) {
 	var pastK, pastV []*ts.Tensor
 	var head *ts.Tensor
 	rest := ids
+	var gen uint64
 	if t.prefix.matches(ids) {
 		pastK, pastV, head = t.prefix.k, t.prefix.v, t.prefix.h
 		rest = ids[len(t.prefix.ids):]
+		gen = t.prefixGen
 	}
-	fs := &scope{}
-	x, err := t.embed(fs, rest)
-	if err != nil {
-		_ = fs.finish()
-		return nil, err
+	s := &scope{}
+	x := t.cache.get(slot, len(rest), gen)
+	if x == nil {
+		fs := &scope{}
+		var err error
+		if x, err = t.embed(fs, rest); err != nil {
+			_ = fs.finish()
+			return nil, err
+		}
+		x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
+		if err := fs.finish(x); err != nil {
+			return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
+		}
+		if !t.cache.put(slot, x, len(rest), gen, int64(len(rest))*int64(sh.Width)*4) {
+			s.tmp = append(s.tmp, x)
+		}
 	}
-	x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
-	if err := fs.finish(x); err != nil {
-		return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
-	}
-	s := &scope{tmp: []*ts.Tensor{x}}
 	if head != nil {
 		x = s.cat(0, head, x)
 	}
@@ -324,6 +340,7 @@ func (s *scope) silu(x *ts.Tensor) *ts.Tensor {
 
 // close frees the twin's weights.
 func (t *lmTwin) close() {
+	t.cache.clear()
 	t.vs.Destroy()
 	if t.prefix != nil {
 		t.prefix.drop()

@@ -50,7 +50,7 @@ func TestLMTwinMatchesForward(t *testing.T) {
 					}
 				}
 				for _, from := range []int{0, 5} {
-					lt, err := tw.logits(ids, from)
+					lt, err := tw.logits(ids, from, nil)
 					if err != nil {
 						return err
 					}
@@ -131,7 +131,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 			return err
 		}
 		defer tw.close()
-		lt, err := tw.logits(seq, len(prompt)-1)
+		lt, err := tw.logits(seq, len(prompt)-1, nil)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,9 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 // blocks on four samples of a realistic size (the action set's system
 // message, a 400-token user message, a 10-token answer), with the system
 // message run through the frozen blocks every pass ("whole") or once
-// ("cached"). Run with the model fetched (infra/setup.sh lm):
+// ("cached"), and with each sample's frozen-block output kept for its next
+// draw as well ("reused": every update after the first draws the same
+// samples). Run with the model fetched (infra/setup.sh lm):
 //
 //	go test ./services/learner -run '^$' -bench LMStepSmolLM2 -benchtime 3x
 func BenchmarkLMStepSmolLM2(b *testing.B) {
@@ -181,10 +183,14 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 	for i, id := range answer {
 		allowed[i] = []int32{id, id + 1, id + 2}
 	}
-	for _, mode := range []string{"whole", "cached"} {
+	for _, mode := range []string{"whole", "cached", "reused"} {
 		b.Run(mode, func(b *testing.B) {
 			err := onTorchThread(func() error {
-				tr, err := newLMTrainer(m, 2, DefaultHyper())
+				var cache int64
+				if mode == "reused" {
+					cache = DefaultFrozenCacheBytes
+				}
+				tr, err := newLMTrainer(m, 2, DefaultHyper(), cache)
 				if err != nil {
 					return err
 				}
@@ -192,8 +198,11 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 				var batch []*lmSample
 				for i := range 4 {
 					s := &lmSample{prompt: append(slices.Clone(sys), user...), answer: answer, allowed: allowed, adv: float64(i%2*2 - 1), logpOld: -3}
-					if mode == "cached" {
+					if mode != "whole" {
 						s.system = len(sys)
+					}
+					if mode == "reused" {
+						s.frozen = &frozenSlot{}
 					}
 					batch = append(batch, s)
 				}
@@ -210,5 +219,101 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestLMTwinFrozenCache: a sample's second pass takes the frozen blocks'
+// output from the cache and gives the same logits to the bit; a new prefix
+// or a sequence of another length is a miss; the budget evicts the least
+// recently used slot; close frees every cached tensor.
+func TestLMTwinFrozenCache(t *testing.T) {
+	m := llama.Random(gguf.Llama{Blocks: 3, Width: 32, FeedForward: 48, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 64,
+		Vocab: 50, RopeBase: 10000, NormEps: 1e-5}, 9)
+	a := []int32{3, 17, 42, 8, 0, 11, 49}
+	b := []int32{3, 17, 5, 6, 7, 1, 2, 9}
+	err := onTorchThread(func() error {
+		tw, err := newLMTwin(m, 1)
+		if err != nil {
+			return err
+		}
+		defer tw.close()
+		// Room for two slots of 5 positions past a 2-token prefix, not three.
+		tw.cache = newFrozenCache(2 * 5 * 32 * 4)
+		if err := tw.setPrefix(a[:2]); err != nil {
+			return err
+		}
+		run := func(ids []int32, slot *frozenSlot) ([]float64, error) {
+			lt, err := tw.logits(ids, 3, slot)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = lt.Drop() }()
+			return float64Values(lt)
+		}
+		want, err := run(a, nil)
+		if err != nil {
+			return err
+		}
+		sa, sb, sc := &frozenSlot{}, &frozenSlot{}, &frozenSlot{}
+		for pass := range 3 {
+			got, err := run(a, sa)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("pass %d with the cache: logits differ from the pass without it", pass)
+			}
+		}
+		if tw.cache.hits != 2 || tw.cache.misses != 1 || sa.x == nil {
+			t.Errorf("three passes of one sample: %d hits, %d misses, cached %v; want 2, 1, true", tw.cache.hits, tw.cache.misses, sa.x != nil)
+		}
+		if _, err := run(b, sb); err != nil { // 6 positions past the prefix: over half the budget
+			return err
+		}
+		if sa.x != nil && sb.x != nil && tw.cache.used > tw.cache.budget {
+			t.Errorf("cache holds %d bytes over its budget %d", tw.cache.used, tw.cache.budget)
+		}
+		if sa.x != nil {
+			t.Errorf("the least recently used slot was kept past the budget")
+		}
+		if _, err := run(a[:6], sc); err != nil {
+			return err
+		}
+		if sb.x != nil && sc.x != nil && tw.cache.used > tw.cache.budget {
+			t.Errorf("cache holds %d bytes over its budget %d", tw.cache.used, tw.cache.budget)
+		}
+		// A slot computed for a sequence of one length is no other's.
+		hits := tw.cache.hits
+		if _, err := run(a, sc); err != nil {
+			return err
+		}
+		if tw.cache.hits != hits {
+			t.Errorf("a slot cached for 4 positions served a sequence of 5")
+		}
+		// A new prefix: every slot cached after the old one is a miss, and the
+		// logits are the new prefix's.
+		if err := tw.setPrefix(a[:3]); err != nil {
+			return err
+		}
+		want3, err := run(a, nil)
+		if err != nil {
+			return err
+		}
+		hits = tw.cache.hits
+		got3, err := run(a, sc)
+		if err != nil {
+			return err
+		}
+		if tw.cache.hits != hits || !slices.Equal(got3, want3) {
+			t.Errorf("after a new prefix: hit %v, logits equal %v; want a miss and the new prefix's logits", tw.cache.hits != hits, slices.Equal(got3, want3))
+		}
+		tw.cache.clear()
+		if tw.cache.used != 0 || tw.cache.lru.Len() != 0 || sc.x != nil {
+			t.Errorf("clear left %d bytes in %d slots", tw.cache.used, tw.cache.lru.Len())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -130,7 +130,7 @@ func (s *Service) newStepper(ctx context.Context) (stepper, error) {
 		if s.lm.cfg.LR > 0 {
 			hp.LR = s.lm.cfg.LR
 		}
-		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, hp)
+		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, hp, s.lm.cfg.frozenCacheBytes())
 		if err != nil {
 			return nil, err
 		}
@@ -190,6 +190,10 @@ func (s *Service) syncMinibatches(batch []*sample, rng *rand.Rand) [][]*sample {
 // with. It returns the update count.
 func (s *Service) updated(st stepStats, took time.Duration) int64 {
 	s.m.updateSeconds.Observe(took.Seconds())
+	if st.FrozenHits+st.FrozenMisses > 0 {
+		s.m.frozenCache.WithLabelValues("hit").Add(float64(st.FrozenHits))
+		s.m.frozenCache.WithLabelValues("miss").Add(float64(st.FrozenMisses))
+	}
 	n := s.updates.Add(1)
 	s.m.updates.Inc()
 	s.m.loss.Set(st.Loss)

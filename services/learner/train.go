@@ -179,6 +179,9 @@ type stepStats struct {
 	// + 1) minus the version that acted the sample.
 	Staleness, MaxStaleness float64
 	Policy, Demo            int
+	// FrozenHits and FrozenMisses are the lm backend's samples whose
+	// frozen blocks' output came from the twin's cache or was computed.
+	FrozenHits, FrozenMisses int64
 	// absAdv[i] is |advantage| of batch sample i (the new priority).
 	absAdv []float64
 }

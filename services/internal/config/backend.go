@@ -29,6 +29,9 @@ type LM struct {
 	// the small features network's, and on SmolLM2's blocks it clipped
 	// 75–100% of GRPO's ratios (12-05).
 	LR float64
+	// FrozenCacheMB bounds the learner's cache of what the frozen blocks
+	// make of a sample, kept for its next draw (default 1024; 0: off).
+	FrozenCacheMB int
 }
 
 func (l *LM) register(fs *flag.FlagSet) {
@@ -36,6 +39,7 @@ func (l *LM) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 48, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
 	fs.Float64Var(&l.LR, "lm-lr", 3e-5, "lm backend: the learner's Adam learning rate on the trained blocks (-lr is the features network's) (env "+envName("lm-lr")+")")
+	fs.IntVar(&l.FrozenCacheMB, "lm-frozen-cache-mb", 1024, "lm backend: MiB of the frozen blocks' outputs the learner keeps per sample for its next draw, which then costs the trained blocks alone; 0 = off (env "+envName("lm-frozen-cache-mb")+")")
 	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 
@@ -124,6 +128,8 @@ func (c *Config) validateBackend() error {
 		return fmt.Errorf("invalid -lm-train-blocks %d: want 1 or more", c.LM.TrainBlocks)
 	case !(c.LM.LR > 0 && c.LM.LR < 1):
 		return fmt.Errorf("invalid -lm-lr %v: want a rate in (0, 1)", c.LM.LR)
+	case c.LM.FrozenCacheMB < 0:
+		return fmt.Errorf("invalid -lm-frozen-cache-mb %d: want 0 (off) or more", c.LM.FrozenCacheMB)
 	}
 	return c.OpenAI.validate(c.PolicyBackend)
 }

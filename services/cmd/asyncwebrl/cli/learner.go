@@ -65,7 +65,8 @@ func newLearner(d deps) (app.Service, error) {
 			return nil, err
 		}
 		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
-			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR}))
+			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR,
+			FrozenCache: frozenCacheBytes(d.cfg.LM.FrozenCacheMB)}))
 	}
 	if d.cfg.Loop == "sync" {
 		// One batch of episodes per version: the actors' executors.
@@ -121,4 +122,13 @@ func newReporter(d deps) (app.Service, error) {
 		reporter.WithLagGroups(p+"joiner", p+"learner", p+"recorder"),
 		reporter.WithSettings(settings),
 	)
+}
+
+// frozenCacheBytes is -lm-frozen-cache-mb as LMConfig.FrozenCache: 0 (off)
+// as below 0.
+func frozenCacheBytes(mb int) int64 {
+	if mb <= 0 {
+		return -1
+	}
+	return int64(mb) << 20
 }
