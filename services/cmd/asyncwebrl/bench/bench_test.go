@@ -187,8 +187,9 @@ func TestBenchTrainFlags(t *testing.T) {
 }
 
 // The summary: per mode the reached count and the medians with their
-// intervals, and the ratio sync/async, which says when capped runs make it
-// a bound.
+// intervals, the ratio sync/async, which says when capped runs make it
+// a bound, and the throughput ratio, the most async can gain at equal
+// steps.
 func TestBenchTrainSummary(t *testing.T) {
 	bt := trainFlags{modes: []string{"async", "sync"}, target: 0.8}
 	run := func(mode string, min int, reached bool) trainRun {
@@ -208,6 +209,18 @@ func TestBenchTrainSummary(t *testing.T) {
 	// The resamples' medians of 2, 3, 4 minutes lie within 2m..4m.
 	if !strings.Contains(lines[2], "[2m0s, 4m0s]") {
 		t.Errorf("async's interval is not [2m0s, 4m0s]:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "throughput") {
+		t.Errorf("a throughput line without the runs' rates:\n%s", out.String())
+	}
+	// With the runs' env steps/s: async's median 30 over sync's 10, the most
+	// its time can gain at equal steps.
+	out.Reset()
+	rated := func(r trainRun, rate float64) trainRun { r.stepsPerSecond = rate; return r }
+	printTrainSummary(&out, []trainRun{rated(run("async", 4, true), 27), rated(run("sync", 12, true), 12), rated(run("async", 2, true), 30),
+		rated(run("sync", 9, true), 10), rated(run("async", 3, true), 33), rated(run("sync", 10, true), 9)}, bt)
+	if !strings.Contains(out.String(), "throughput: async 30.0 env steps/s, sync 10.0: async/sync 3.00x, 95% interval") {
+		t.Errorf("the throughput line:\n%s", out.String())
 	}
 	out.Reset()
 	printTrainSummary(&out, []trainRun{{mode: "async", toTarget: 134900 * time.Millisecond, reached: true}}, trainFlags{modes: []string{"async"}, target: 0.8})

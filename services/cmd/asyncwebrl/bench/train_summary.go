@@ -15,6 +15,8 @@ import (
 type modeRuns struct {
 	times, steps []float64
 	capped       []bool
+	// rates are the runs' env steps per second over their whole run.
+	rates []float64
 }
 
 // reached is how many of the runs reached the target.
@@ -109,6 +111,28 @@ func printTrainSummary(stdout io.Writer, runs []trainRun, bt trainFlags) {
 	default:
 		fmt.Fprintf(stdout, "async reached the target %.2fx sooner than sync (sync/async median wall time to target, 95%% interval %.2fx to %.2fx)\n", rt, rtlo, rthi)
 	}
+	printThroughputCeiling(stdout, a, s, n)
+}
+
+// printThroughputCeiling prints async/sync in env steps per second, the
+// most async's time to the target can gain on sync's unless async needs
+// fewer env steps to it than sync's on-policy loop: the time ratio is the
+// throughput ratio times the steps ratio (sync/async). Why print it: on a
+// machine the rollout saturates, the throughput ratio is about sync's idle
+// share, and a goal beyond it is out of the rollout's reach whatever the
+// learner does; the steps ratio beside it says how much of the gap is
+// learning.
+func printThroughputCeiling(stdout io.Writer, a, s *modeRuns, n int) {
+	if len(a.rates) == 0 || len(s.rates) == 0 || median(s.rates) <= 0 {
+		return
+	}
+	r, lo, hi := bootstrapRatio(a.rates, s.rates, bootstrapResamples, bootstrapSeed)
+	iv := ""
+	if n >= 2 {
+		iv = fmt.Sprintf(", 95%% interval %.2fx to %.2fx", lo, hi)
+	}
+	fmt.Fprintf(stdout, "throughput: async %.1f env steps/s, sync %.1f: async/sync %.2fx%s; async's time to the target gains on sync's by this times sync/async in env steps\n",
+		median(a.rates), median(s.rates), r, iv)
 }
 
 // byMode gathers the runs of each of modes that has any.
@@ -123,6 +147,7 @@ func byMode(runs []trainRun, modes []string) map[string]*modeRuns {
 			mr.times = append(mr.times, r.toTarget.Seconds())
 			mr.steps = append(mr.steps, float64(r.steps))
 			mr.capped = append(mr.capped, !r.reached)
+			mr.rates = append(mr.rates, r.stepsPerSecond)
 		}
 		if len(mr.times) > 0 {
 			by[m] = mr
