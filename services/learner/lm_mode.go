@@ -97,9 +97,15 @@ func (s *lmStepper) step(batch []*sample) (stepStats, error) {
 		}
 		ls := *x.lm
 		ls.logpOld, ls.adv, ls.demo = x.logpOld, x.adv, x.demo
+		ls.logpProx, ls.hasProx = x.logpProx, x.hasProx
 		lb[i] = &ls
 	}
 	st, err := s.t.step(s.ctx, lb)
+	for i, x := range batch {
+		if lb[i].hasProx && !x.hasProx {
+			x.logpProx, x.hasProx = lb[i].logpProx, true
+		}
+	}
 	st.Staleness, st.MaxStaleness = 0, 0
 	return st, err
 }

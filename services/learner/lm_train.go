@@ -82,9 +82,20 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 	oldT := s.keep(float32Tensor(oldF, Bn))
 	polT := s.keep(float32Tensor(polF, Bn))
 	demoT := s.keep(float32Tensor(demoF, Bn))
-	ratio := s.exp(s.sub(logp, oldT))
+	anchor := oldT
+	var behav *ts.Tensor
+	st.BehaviourWeight = 1
+	if t.hp.Algo.Decoupled() {
+		if anchor, behav, err = t.decouple(s, logp, batch, &st); err != nil {
+			return st, err
+		}
+	}
+	ratio := s.exp(s.sub(logp, anchor))
 	clipped := s.clamp(ratio, 1-t.hp.ClipEps, 1+t.hp.ClipEps)
 	pgPer := s.neg(s.minimum(s.mul(ratio, advT), s.mul(clipped, advT)))
+	if behav != nil {
+		pgPer = s.mul(pgPer, behav)
+	}
 	nPol, nDemo := float64(max(st.Policy, 1)), float64(max(st.Demo, 1))
 	pgLoss := s.mulScalar(s.sumAll(s.mul(pgPer, polT)), 1/nPol)
 	bcLoss := s.mulScalar(s.sumAll(s.mul(s.neg(logp), demoT)), 1/nDemo)
@@ -125,6 +136,52 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 		return st, fmt.Errorf("unable to take an optimiser step: %w", err)
 	}
 	return st, nil
+}
+
+// decouple is GRPO's decoupled ratio on the language model, as the
+// features trainer's (trainer.decouple): the clip is anchored on the
+// proximal log-prob, the answer's under the parameters at the sample's
+// first use (set then), and the behaviour log-prob only weighs the sample
+// by π_prox/π_behav, 0 above BehaviourCap. Why here too: the lm learner
+// trains on samples many versions old (12-06: it drew 8 of the hundreds
+// its 3 executors made a minute), and against their behaviour log-prob
+// GRPO's plain ratio clipped 37–75% of them, which then taught nothing.
+// Demonstrations get weight 0 (their policy term is masked anyway).
+func (t *lmTrainer) decouple(s *scope, logp *ts.Tensor, batch []*lmSample, st *stepStats) (anchor, behav *ts.Tensor, err error) {
+	now, err := s.values(logp)
+	if err != nil {
+		return nil, nil, err
+	}
+	B := len(batch)
+	prox, w := make([]float32, B), make([]float32, B)
+	var sum float64
+	n, capped := 0, 0
+	for i, x := range batch {
+		prox[i] = float32(x.logpOld)
+		if x.demo {
+			continue
+		}
+		n++
+		if !x.hasProx {
+			x.logpProx, x.hasProx = now[i], true
+		}
+		prox[i] = float32(x.logpProx)
+		r := math.Exp(x.logpProx - x.logpOld)
+		if r > BehaviourCap || math.IsNaN(r) {
+			capped++
+			continue
+		}
+		w[i] = float32(r)
+		sum += r
+	}
+	if n > 0 {
+		st.BehaviourCapped = float64(capped) / float64(n)
+		if n > capped {
+			st.BehaviourWeight = sum / float64(n-capped)
+		}
+	}
+	anchor, behav = s.keep(float32Tensor(prox, int64(B))), s.keep(float32Tensor(w, int64(B)))
+	return anchor, behav, s.err
 }
 
 // trained copies the trainable weights out, by name: what a published

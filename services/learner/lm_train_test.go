@@ -143,3 +143,86 @@ func TestLMTrainerLearns(t *testing.T) {
 		}
 	}
 }
+
+// TestLMDecoupledRatio: an answer its actor found e times less likely than
+// the learner does now (a stale sample), with a positive advantage. Under
+// grpo-plain its ratio against the behaviour log-prob, e, is past the clip
+// and the update teaches nothing; under grpo (decoupled) the clip is
+// anchored on the proximal log-prob, the ratio starts at 1, the sample is
+// weighed by e, and its log-prob rises. A sample e² less likely is past
+// BehaviourCap (5): weight 0, nothing learned, counted as capped.
+func TestLMDecoupledRatio(t *testing.T) {
+	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eos, _ := tok.ID("<|im_end|>")
+	shape := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
+		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}
+	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "button", Text: "Cancel"}}}
+	dec := lm.NewDecoder(tok, eos)
+	a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: "a"}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(`click("b1")`, false)}}
+	for _, c := range []struct {
+		algo      Algo
+		staleness float64 // log π_now − log π_behav
+		learns    bool
+		capped    float64
+	}{
+		{GRPOPlain, 1, false, 0},
+		{GRPO, 1, true, 0},
+		{GRPO, 2, false, 1},
+	} {
+		hp := DefaultHyper()
+		hp.Algo, hp.LR = c.algo, 1e-2
+		err := onTorchThread(func() error {
+			tr, err := newLMTrainer(llama.Random(shape, 13), 1, hp, DefaultFrozenCacheBytes)
+			if err != nil {
+				return err
+			}
+			defer tr.close()
+			smp, err := newLMSample(tok, dec, obs, a, action.SetBid)
+			if err != nil {
+				return err
+			}
+			score := func() (float64, error) {
+				lp, err := lmLogProbs(context.Background(), tr.tw, []*lmSample{smp})
+				if err != nil {
+					return 0, err
+				}
+				v, err := float64Values(lp)
+				return v[0], err
+			}
+			before, err := score()
+			if err != nil {
+				return err
+			}
+			smp.adv, smp.logpOld = 1, before-c.staleness
+			st, err := tr.step(context.Background(), []*lmSample{smp})
+			if err != nil {
+				return err
+			}
+			after, err := score()
+			if err != nil {
+				return err
+			}
+			t.Logf("%s, behaviour log-prob %.1f below: log-prob %.4f → %.4f, clipped %.0f%%, behaviour weight %.2f, capped %.0f%%",
+				c.algo, c.staleness, before, after, 100*st.ClipFrac, st.BehaviourWeight, 100*st.BehaviourCapped)
+			if learned := after > before+1e-4; learned != c.learns {
+				t.Errorf("%s, behaviour log-prob %.1f below: learned %v (%.4f → %.4f), want %v", c.algo, c.staleness, learned, before, after, c.learns)
+			}
+			if st.BehaviourCapped != c.capped {
+				t.Errorf("%s, behaviour log-prob %.1f below: capped share %v, want %v", c.algo, c.staleness, st.BehaviourCapped, c.capped)
+			}
+			if c.algo == GRPO && c.capped == 0 && math.Abs(st.BehaviourWeight-math.E) > 1e-3 {
+				t.Errorf("decoupled behaviour weight %.4f, want e", st.BehaviourWeight)
+			}
+			if c.algo == GRPO && (!smp.hasProx || smp.logpProx != before) {
+				t.Errorf("the proximal log-prob was not set at the first use: %v %.4f, want %.4f", smp.hasProx, smp.logpProx, before)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -98,9 +98,14 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	}
 	if o.lm != nil && !o.hyper.Algo.Grouped() {
 		// The language model has no critic: its advantages are the
-		// group's.
-		o.log.Info("language model: training with grpo-plain, the model has no value head", "algo_asked", o.hyper.Algo)
-		o.hyper.Algo = GRPOPlain
+		// group's. The ratio stays as asked: ppo's decoupled, the others'
+		// plain.
+		algo := GRPOPlain
+		if o.hyper.Algo.Decoupled() {
+			algo = GRPO
+		}
+		o.log.Info("language model: training with "+string(algo)+", the model has no value head", "algo_asked", o.hyper.Algo)
+		o.hyper.Algo = algo
 	}
 	if o.lm != nil && o.minReplay > 2*o.batchSize {
 		// A language model's step takes seconds to act: 128 of them
