@@ -148,40 +148,21 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 // GRPO's plain ratio clipped 37–75% of them, which then taught nothing.
 // Demonstrations get weight 0 (their policy term is masked anyway).
 func (t *lmTrainer) decouple(s *scope, logp *ts.Tensor, batch []*lmSample, st *stepStats) (anchor, behav *ts.Tensor, err error) {
-	now, err := s.values(logp)
-	if err != nil {
-		return nil, nil, err
-	}
-	B := len(batch)
-	prox, w := make([]float32, B), make([]float32, B)
-	var sum float64
-	n, capped := 0, 0
+	old := make([]float32, len(batch))
+	var polIdx []int
 	for i, x := range batch {
-		prox[i] = float32(x.logpOld)
-		if x.demo {
-			continue
+		old[i] = float32(x.logpOld)
+		if !x.demo {
+			polIdx = append(polIdx, i)
 		}
-		n++
+	}
+	return decoupled(s, logp, old, polIdx, func(i int, now float64) (float64, float64) {
+		x := batch[i]
 		if !x.hasProx {
-			x.logpProx, x.hasProx = now[i], true
+			x.logpProx, x.hasProx = now, true
 		}
-		prox[i] = float32(x.logpProx)
-		r := math.Exp(x.logpProx - x.logpOld)
-		if r > BehaviourCap || math.IsNaN(r) {
-			capped++
-			continue
-		}
-		w[i] = float32(r)
-		sum += r
-	}
-	if n > 0 {
-		st.BehaviourCapped = float64(capped) / float64(n)
-		if n > capped {
-			st.BehaviourWeight = sum / float64(n-capped)
-		}
-	}
-	anchor, behav = s.keep(float32Tensor(prox, int64(B))), s.keep(float32Tensor(w, int64(B)))
-	return anchor, behav, s.err
+		return x.logpProx, x.logpOld
+	}, st)
 }
 
 // trained copies the trainable weights out, by name: what a published

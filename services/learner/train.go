@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
@@ -566,24 +567,34 @@ func staleness(batch []*sample, training uint64) (mean, largest float64) {
 // its later uses are clipped against that. Demonstrations get weight 0
 // (their policy term is masked anyway).
 func (t *trainer) decouple(s *scope, logp *ts.Tensor, batch []*sample, polIdx []int, old []float32, st *stepStats) (anchor, behav *ts.Tensor, err error) {
+	return decoupled(s, logp, old, polIdx, func(i int, now float64) (float64, float64) {
+		x := batch[i]
+		if !x.hasProx {
+			x.logpProx, x.hasProx = now, true
+		}
+		return x.logpProx, x.logpOld
+	}, st)
+}
+
+// decoupled is the decoupled objective's anchor and weights over a batch
+// of len(old) samples, the features network's and the language model's:
+// a sample not in polIdx keeps its behaviour log-prob as anchor and weight
+// 0; proxOf gives sample i's proximal and behaviour log-probs, setting the
+// proximal one to now (its log-prob under the current parameters) at its
+// first use.
+func decoupled(s *scope, logp *ts.Tensor, old []float32, polIdx []int, proxOf func(i int, now float64) (prox, old float64), st *stepStats) (anchor, behav *ts.Tensor, err error) {
 	now, err := s.values(logp)
 	if err != nil {
 		return nil, nil, err
 	}
-	B := len(batch)
-	prox, w := make([]float32, B), make([]float32, B)
+	B := len(old)
+	prox, w := slices.Clone(old), make([]float32, B)
 	var sum float64
 	capped := 0
-	for i := range batch {
-		prox[i] = old[i]
-	}
 	for _, i := range polIdx {
-		x := batch[i]
-		if !x.hasProx {
-			x.logpProx, x.hasProx = now[i], true
-		}
-		prox[i] = float32(x.logpProx)
-		r := math.Exp(x.logpProx - x.logpOld)
+		lp, lo := proxOf(i, now[i])
+		prox[i] = float32(lp)
+		r := math.Exp(lp - lo)
 		if r > BehaviourCap || math.IsNaN(r) {
 			capped++
 			continue
