@@ -293,8 +293,16 @@ launch_node() {
   format_storage
   log "kafka: starting node $NODE on $HOST:$PORT (controller :$CPORT, heap $KAFKA_HEAP${EXEC[*]:+, in ${EXEC[*]: -1}})"
   # shellcheck disable=SC2086 # KAFKA_HEAP may hold several JVM flags; it comes after -Xms so it can override it.
+  # jdk.nio.maxCachedBufferSize: the JDK copies a heap buffer through a
+  # temporary direct one on every socket and file I/O, and by default each
+  # thread keeps the largest it ever used. The language model's weights are
+  # ~26 MB records: each network and I/O thread that touched one kept 26 MB
+  # of direct memory, until the 640 MB direct limit (the heap's) was gone
+  # 23 minutes into an hour (12-06: "Cannot reserve 26231483 bytes of direct
+  # buffer memory", then i/o timeouts on every client). Buffers above 1 MiB
+  # are now freed after use.
   launch "$PIDFILE" "$OUTFILE" "${EXEC[@]}" java -Xms128M $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-    -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+    -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -Djdk.nio.maxCachedBufferSize=1048576 \
     -Dlog4j2.configurationFile="$LOG4J" -Dkafka.logs.dir="$NDIR" \
     -cp "$LIBS/*" kafka.Kafka "$PROPS"
 }

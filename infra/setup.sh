@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 # libblas.so.3, which without it is the reference BLAS (one thread, about
 # 2 GFLOP/s here): a language model's update took minutes a sample. OpenBLAS
 # (OpenMP, as libtorch's own threads) takes the libblas.so.3 alternative.
-APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev libopenblas0-openmp openjdk-17-jre-headless maven docker-compose protobuf-compiler curl unzip python3-pip python3-venv cmake g++)
+APT_PACKAGES=(clickhouse-server clickhouse-client chromium chromium-headless-shell libtorch-dev libopenblas0-openmp openjdk-17-jdk-headless maven docker-compose protobuf-compiler curl unzip python3-pip python3-venv cmake g++)
 ONNXRUNTIME_NODE_VERSION=1.30.0
 MINIWOB_VERSION=1.1.0
 MINIWOB_PAGES=130 # task pages in miniwob/html/miniwob/ of that version

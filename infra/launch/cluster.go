@@ -126,6 +126,21 @@ func (b *Cluster) Status() (string, error) {
 	return string(out), err
 }
 
+// PID is node's (1-based) process id, from the pid file infra/kafka.sh
+// keeps beside its log.
+func (b *Cluster) PID(node int) (int, error) {
+	f := filepath.Join(filepath.Dir(b.NodeLog(node)), "kafka.pid")
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		return 0, fmt.Errorf("unable to read node %d's pid: %w", node, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return 0, fmt.Errorf("unable to read node %d's pid from %s: %w", node, f, err)
+	}
+	return pid, nil
+}
+
 // LogFile is node 1's server log.
 func (b *Cluster) LogFile() string { return b.NodeLog(1) }
 

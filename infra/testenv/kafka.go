@@ -27,8 +27,21 @@ func PrivateBroker(t testing.TB) *Broker {
 // times with min.insync.replicas 2, as in production.
 func PrivateCluster(t testing.TB, nodes int) *Broker {
 	t.Helper()
+	return privateCluster(t, nodes)
+}
+
+// PrivateBrokerEnv is PrivateBroker with env added to infra/kafka.sh's
+// environment: KAFKA_HEAP="-Xmx384M -XX:NativeMemoryTracking=summary" lets
+// a test read the broker's native memory with jcmd.
+func PrivateBrokerEnv(t testing.TB, env ...string) *Broker {
+	t.Helper()
+	return privateCluster(t, 1, env...)
+}
+
+func privateCluster(t testing.TB, nodes int, env ...string) *Broker {
+	t.Helper()
 	Integration(t)
-	b := &Broker{launch.NewCluster(t.TempDir(), launch.RepoDir(), nodes)}
+	b := &Broker{launch.NewCluster(t.TempDir(), launch.RepoDir(), nodes, env...)}
 	b.Start(t)
 	t.Cleanup(func() {
 		if t.Failed() {

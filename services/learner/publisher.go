@@ -55,6 +55,9 @@ type weightsProducer struct {
 	// testHookBeforeCommit runs between a publish's produce and its
 	// commit; tests end the transaction there behind the producer's back.
 	testHookBeforeCommit func()
+	// attemptTimeout bounds one publish attempt in publishSettled
+	// (default publishTimeout); tests shorten it.
+	attemptTimeout time.Duration
 	// fenced is set by the first fencing error: from then on publish
 	// sends nothing (no abort, no new transaction) and returns errFenced.
 	// A fenced producer's requests can only be refused (or, for an EndTxn
@@ -119,6 +122,10 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 			return p.classify(fmt.Errorf("unable to begin a transaction: %w", err))
 		}
 	}
+	// franz-go keeps the context of a record's first Produce on the record
+	// (Record.Context) and fails it once that context ends: a version
+	// published again after a settle would carry the spent attempt's.
+	rec.Context = nil
 	if err := p.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		err = kafka.NewRecordError(rec, err)
 		if kafka.Fenced(err) {
@@ -150,6 +157,18 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 	return errors.Join(errUnknownOutcome, err, p.abort())
 }
 
+// publishTimeout bounds one publish attempt: its produce and its commit.
+const publishTimeout = 30 * time.Second
+
+// settleTimeout bounds settling a commit whose outcome is unknown: claiming
+// the producer again (retried while a slow broker recovers), reading the
+// newest version and publishing again. It is a budget of its own, not what
+// the attempt left: the attempt that ends unknown is usually one whose
+// commit ran out of time, and then nothing is left (12-06: a broker short
+// of direct memory answered nothing for seconds, the commit took all 30 s,
+// the claim failed at once on the spent deadline and the learner stopped).
+const settleTimeout = 2 * time.Minute
+
 // publishSettled is publish for the leading learner, which must not stop
 // at a commit whose outcome is unknown (the broker did not confirm it, or
 // refused it in a state no fencing explains) while it still leads. It
@@ -159,11 +178,21 @@ func (p *weightsProducer) publish(ctx context.Context, rec *kgo.Record) error {
 // version says whether ev is out. If it is not, rec is published again
 // under the new claim; if a version as new as ev's is out from anyone
 // else, this learner is not the policy's publisher any more (errFenced).
+// ctx is the learner's: the attempt is bounded by publishTimeout within it,
+// and the settle by settleTimeout.
 func (p *weightsProducer) publishSettled(ctx context.Context, rec *kgo.Record, ev *eventspb.Weights, topic string, awaitLead func(context.Context) error) error {
-	err := p.publish(ctx, rec)
+	attempt := p.attemptTimeout
+	if attempt <= 0 {
+		attempt = publishTimeout
+	}
+	actx, cancel := context.WithTimeout(ctx, attempt)
+	err := p.publish(actx, rec)
+	cancel()
 	if !errors.Is(err, errUnknownOutcome) {
 		return err
 	}
+	ctx, cancel = context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
 	if lerr := awaitLead(ctx); lerr != nil {
 		return errors.Join(err, lerr)
 	}

@@ -576,10 +576,8 @@ func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 	if err != nil {
 		return err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	rec := &kgo.Record{Topic: s.catalog.Name(topics.Weights), Key: []byte(s.o.policyName), Value: b}
-	if err := s.weights.publishSettled(pctx, rec, ev, s.catalog.Name(topics.Weights), s.awaitLead); err != nil {
+	if err := s.weights.publishSettled(ctx, rec, ev, s.catalog.Name(topics.Weights), s.awaitLead); err != nil {
 		return fmt.Errorf("unable to publish weights version %d: %w", v, err)
 	}
 	s.version.Store(v)

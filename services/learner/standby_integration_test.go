@@ -409,7 +409,9 @@ func TestIntegrationLearnerFencedStops(t *testing.T) {
 // instead of stopping: it claims the producer again and publishes the
 // version once more only if the topic lacks it. A learner that does not
 // hold the lease leaves the error as it is. Each version is committed
-// exactly once.
+// exactly once. A commit that runs out of its attempt's time (a broker too
+// slow to answer: 12-06, short of direct memory) is settled on a budget of
+// its own, not the attempt's spent one.
 func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 	kc := kafkatest.Real(t, "lsu")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -422,6 +424,7 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 	cases := []struct {
 		name    string
 		commit  bool // what the other client does to the transaction
+		slow    bool // instead, the commit starts after its attempt's deadline
 		leads   bool
 		want    string // committed versions, or the error wanted
 		settled string // the outcome counted
@@ -429,6 +432,7 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 		{name: "aborted", commit: false, leads: true, want: "1 2", settled: "republished"},
 		{name: "committed", commit: true, leads: true, want: "1 2", settled: "committed"},
 		{name: "not-leading", commit: false, leads: false, want: "unknown"},
+		{name: "slow-commit", slow: true, leads: true, want: "1 2", settled: "republished"},
 	}
 	for _, tc := range cases {
 		policy := tc.name
@@ -449,11 +453,16 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 			t.Fatalf("%s: version 1: %v", tc.name, err)
 		}
 		ended := false
+		const attempt = 3 * time.Second
 		p.testHookBeforeCommit = func() {
 			if ended {
 				return
 			}
 			ended = true
+			if tc.slow {
+				time.Sleep(attempt + attempt/2)
+				return
+			}
 			pid, epoch, err := p.cl.ProducerID(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -469,7 +478,11 @@ func TestIntegrationLearnerSettlesUnknownCommit(t *testing.T) {
 			}
 		}
 		w2, r2 := ev(2)
+		if tc.slow {
+			p.attemptTimeout = attempt
+		}
 		err := p.publishSettled(ctx, r2, w2, wTopic, leads)
+		p.attemptTimeout = 0
 		t.Logf("%s: version 2: %v", tc.name, err)
 		if !ended {
 			t.Fatalf("%s: the transaction was not ended behind the producer's back", tc.name)
