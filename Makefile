@@ -74,8 +74,11 @@ lm-server: ## start llama.cpp's OpenAI-compatible server with SmolLM2-135M on 12
 status: ## show whether they run, every Kafka node
 	infra/kafka.sh status; infra/clickhouse.sh status
 
+# -buildvcs=auto: the binary carries its commit (bench train --record writes it
+# down) even where the environment's GOFLAGS say -buildvcs=false, as on the
+# development machine; auto leaves it out where there is no git.
 build: gotch ## build bin/asyncwebrl
-	go build -o $(BIN) ./services/cmd/asyncwebrl
+	go build -buildvcs=auto -o $(BIN) ./services/cmd/asyncwebrl
 
 test: setup up ## every test: unit, race, integration against the real Kafka, ClickHouse and Chromium
 	go vet ./...
