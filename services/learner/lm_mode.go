@@ -97,13 +97,13 @@ func (s *lmStepper) step(batch []*sample) (stepStats, error) {
 		}
 		ls := *x.lm
 		ls.logpOld, ls.adv, ls.demo = x.logpOld, x.adv, x.demo
-		ls.logpProx, ls.hasProx = x.logpProx, x.hasProx
+		ls.prox = x.prox
 		lb[i] = &ls
 	}
 	st, err := s.t.step(s.ctx, lb)
 	for i, x := range batch {
-		if lb[i].hasProx && !x.hasProx {
-			x.logpProx, x.hasProx = lb[i].logpProx, true
+		if lb[i].prox.set && !x.prox.set {
+			x.prox = lb[i].prox
 		}
 	}
 	st.Staleness, st.MaxStaleness = 0, 0

@@ -30,12 +30,9 @@ type lmSample struct {
 	// demonstration, trained by cloning (−log π) instead.
 	adv  float64
 	demo bool
-	// logpProx is the proximal log-prob of the decoupled objective (GRPO):
-	// the answer's log-prob under the learner's parameters at the
-	// sample's first use, set then (hasProx); lmStepper keeps it on the
-	// replay's sample.
-	logpProx float64
-	hasProx  bool
+	// prox is the proximal log-prob of the decoupled objective (GRPO),
+	// the answer's; lmStepper keeps it on the replay's sample.
+	prox proximal
 	// frozen is the sample's place in the twin's cache of frozen-block
 	// outputs (lm_frozen.go); the copies a batch makes share it. Nil: the
 	// sample is never cached.

@@ -156,13 +156,7 @@ func (t *lmTrainer) decouple(s *scope, logp *ts.Tensor, batch []*lmSample, st *s
 			polIdx = append(polIdx, i)
 		}
 	}
-	return decoupled(s, logp, old, polIdx, func(i int, now float64) (float64, float64) {
-		x := batch[i]
-		if !x.hasProx {
-			x.logpProx, x.hasProx = now, true
-		}
-		return x.logpProx, x.logpOld
-	}, st)
+	return decoupled(s, logp, old, polIdx, func(i int) (*proximal, float64) { return &batch[i].prox, batch[i].logpOld }, st)
 }
 
 // trained copies the trainable weights out, by name: what a published

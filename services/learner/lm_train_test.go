@@ -21,19 +21,10 @@ import (
 // the twin's new log-prob. The frozen blocks' outputs come from the
 // twin's cache in every update (lm_frozen.go).
 func TestLMTrainerLearns(t *testing.T) {
-	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eos, _ := tok.ID("<|im_end|>")
-	shape := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
-		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}
+	shape, answerOn := okCancelChat(t)
 	m := llama.Random(shape, 13)
-	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "button", Text: "Cancel"}}}
-	dec := lm.NewDecoder(tok, eos)
 	sampleOf := func(answer string) *lmSample {
-		a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: answer}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(answer, false)}}
-		s, err := newLMSample(tok, dec, obs, a, action.SetBid)
+		s, err := answerOn(answer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +37,7 @@ func TestLMTrainerLearns(t *testing.T) {
 	for _, w := range m.Tensors() {
 		before[w.Name] = append([]float32(nil), w.Data...)
 	}
-	err = onTorchThread(func() error {
+	err := onTorchThread(func() error {
 		tr, err := newLMTrainer(m, 1, hp, DefaultFrozenCacheBytes)
 		if err != nil {
 			return err
@@ -152,16 +143,7 @@ func TestLMTrainerLearns(t *testing.T) {
 // weighed by e, and its log-prob rises. A sample e² less likely is past
 // BehaviourCap (5): weight 0, nothing learned, counted as capped.
 func TestLMDecoupledRatio(t *testing.T) {
-	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eos, _ := tok.ID("<|im_end|>")
-	shape := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
-		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}
-	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "button", Text: "Cancel"}}}
-	dec := lm.NewDecoder(tok, eos)
-	a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: "a"}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(`click("b1")`, false)}}
+	shape, answerOn := okCancelChat(t)
 	for _, c := range []struct {
 		algo      Algo
 		staleness float64 // log π_now − log π_behav
@@ -180,7 +162,7 @@ func TestLMDecoupledRatio(t *testing.T) {
 				return err
 			}
 			defer tr.close()
-			smp, err := newLMSample(tok, dec, obs, a, action.SetBid)
+			smp, err := answerOn(`click("b1")`)
 			if err != nil {
 				return err
 			}
@@ -216,13 +198,33 @@ func TestLMDecoupledRatio(t *testing.T) {
 			if c.algo == GRPO && c.capped == 0 && math.Abs(st.BehaviourWeight-math.E) > 1e-3 {
 				t.Errorf("decoupled behaviour weight %.4f, want e", st.BehaviourWeight)
 			}
-			if c.algo == GRPO && (!smp.hasProx || smp.logpProx != before) {
-				t.Errorf("the proximal log-prob was not set at the first use: %v %.4f, want %.4f", smp.hasProx, smp.logpProx, before)
+			if c.algo == GRPO && (!smp.prox.set || smp.prox.logp != before) {
+				t.Errorf("the proximal log-prob was not set at the first use: %v %.4f, want %.4f", smp.prox.set, smp.prox.logp, before)
 			}
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// okCancelChat is the trainer tests' tiny language model: a two-block
+// shape over a byte tokenizer, and answerOn, which makes an answer's
+// sample on a page with an OK (b1) and a Cancel (b2) button.
+func okCancelChat(t *testing.T) (gguf.Llama, func(answer string) (*lmSample, error)) {
+	t.Helper()
+	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eos, _ := tok.ID("<|im_end|>")
+	shape := gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
+		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}
+	obs := &eventspb.Observation{Instruction: "Click OK.", Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "button", Text: "Cancel"}}}
+	dec := lm.NewDecoder(tok, eos)
+	return shape, func(answer string) (*lmSample, error) {
+		a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: answer}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(answer, false)}}
+		return newLMSample(tok, dec, obs, a, action.SetBid)
 	}
 }

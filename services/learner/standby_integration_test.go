@@ -552,7 +552,13 @@ func (w *weightsFixture) claim(name string) *weightsProducer {
 // so that two publishers' versions differ) and its record.
 func (w *weightsFixture) version(version uint64, by string) (*eventspb.Weights, *kgo.Record) {
 	w.t.Helper()
-	onnx := []byte(fmt.Sprintf("%s-%s-%d", w.policy, by, version))
+	return w.versionOf(version, by, []byte(fmt.Sprintf("%s-%s-%d", w.policy, by, version)))
+}
+
+// versionOf is version's event by producer by with model bytes onnx, and
+// its record.
+func (w *weightsFixture) versionOf(version uint64, by string, onnx []byte) (*eventspb.Weights, *kgo.Record) {
+	w.t.Helper()
 	sum := sha256.Sum256(onnx)
 	ev := &eventspb.Weights{Envelope: eventspb.NewEnvelope(by), PolicyName: w.policy, Version: version,
 		ParentVersion: version - 1, Onnx: onnx, OnnxSha256: hex.EncodeToString(sum[:])}

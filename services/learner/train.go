@@ -133,11 +133,8 @@ type sample struct {
 	lm      *lmSample
 	choice  policy.Choice
 	logpOld float64
-	// logpProx is the proximal log-prob of a decoupled objective: the
-	// sample's log-prob under the learner's parameters at its first use
-	// (set then, when hasProx turns true).
-	logpProx float64
-	hasProx  bool
+	// prox is the proximal log-prob of a decoupled objective.
+	prox proximal
 	// ret is the discounted return from this step on.
 	ret float64
 	// adv is the group-relative advantage (GRPO only).
@@ -567,22 +564,30 @@ func staleness(batch []*sample, training uint64) (mean, largest float64) {
 // its later uses are clipped against that. Demonstrations get weight 0
 // (their policy term is masked anyway).
 func (t *trainer) decouple(s *scope, logp *ts.Tensor, batch []*sample, polIdx []int, old []float32, st *stepStats) (anchor, behav *ts.Tensor, err error) {
-	return decoupled(s, logp, old, polIdx, func(i int, now float64) (float64, float64) {
-		x := batch[i]
-		if !x.hasProx {
-			x.logpProx, x.hasProx = now, true
-		}
-		return x.logpProx, x.logpOld
-	}, st)
+	return decoupled(s, logp, old, polIdx, func(i int) (*proximal, float64) { return &batch[i].prox, batch[i].logpOld }, st)
+}
+
+// proximal is a sample's proximal log-prob in a decoupled objective: its
+// log-prob under the learner's parameters at its first use, taken then
+// (set) and kept for its later uses, so that its ratio starts at 1.
+type proximal struct {
+	logp float64
+	set  bool
+}
+
+// at is the proximal log-prob, now at the first use.
+func (p *proximal) at(now float64) float64 {
+	if !p.set {
+		p.logp, p.set = now, true
+	}
+	return p.logp
 }
 
 // decoupled is the decoupled objective's anchor and weights over a batch
 // of len(old) samples, the features network's and the language model's:
 // a sample not in polIdx keeps its behaviour log-prob as anchor and weight
-// 0; proxOf gives sample i's proximal and behaviour log-probs, setting the
-// proximal one to now (its log-prob under the current parameters) at its
-// first use.
-func decoupled(s *scope, logp *ts.Tensor, old []float32, polIdx []int, proxOf func(i int, now float64) (prox, old float64), st *stepStats) (anchor, behav *ts.Tensor, err error) {
+// 0; proxOf gives sample i's proximal log-prob and its behaviour one.
+func decoupled(s *scope, logp *ts.Tensor, old []float32, polIdx []int, proxOf func(i int) (prox *proximal, old float64), st *stepStats) (anchor, behav *ts.Tensor, err error) {
 	now, err := s.values(logp)
 	if err != nil {
 		return nil, nil, err
@@ -592,7 +597,8 @@ func decoupled(s *scope, logp *ts.Tensor, old []float32, polIdx []int, proxOf fu
 	var sum float64
 	capped := 0
 	for _, i := range polIdx {
-		lp, lo := proxOf(i, now[i])
+		p, lo := proxOf(i)
+		lp := p.at(now[i])
 		prox[i] = float32(lp)
 		r := math.Exp(lp - lo)
 		if r > BehaviourCap || math.IsNaN(r) {

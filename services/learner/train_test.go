@@ -223,8 +223,8 @@ func TestDecoupledRatio(t *testing.T) {
 		t.Errorf("after 40 updates on the same batch nothing was clipped against the proximal log-probs")
 	}
 	for _, x := range batch {
-		if !x.hasProx || math.Abs(x.logpProx-(x.logpOld+1)) > 1e-4 {
-			t.Fatalf("proximal log-prob %v (set %v), want the first use's %v", x.logpProx, x.hasProx, x.logpOld+1)
+		if !x.prox.set || math.Abs(x.prox.logp-(x.logpOld+1)) > 1e-4 {
+			t.Fatalf("proximal log-prob %v (set %v), want the first use's %v", x.prox.logp, x.prox.set, x.logpOld+1)
 		}
 	}
 	// e^2 > BehaviourCap: every sample is left out of the policy term.

@@ -2,8 +2,6 @@ package learner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"math/rand/v2"
 	"os/exec"
 	"regexp"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv"
 	"github.com/asyncwebrl/asyncwebrl/infra/testenv/kafkatest"
-	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 )
 
@@ -45,27 +42,15 @@ func TestIntegrationBrokerTakesLanguageModelWeights(t *testing.T) {
 	p := fx.claim("leader")
 	lead := func(context.Context) error { return nil }
 	const versions, base, step = 32, 26 << 20, 4 << 10
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.NewChaCha8([32]byte{1})
 	var last string
 	for v := uint64(1); v <= versions; v++ {
 		// Random bytes: zstd cannot shrink them, so the broker handles
 		// records of the full size.
 		onnx := make([]byte, base+int(v)*step)
-		for i := 0; i+8 <= len(onnx); i += 8 {
-			x := rng.Uint64()
-			for j := range 8 {
-				onnx[i+j] = byte(x >> (8 * j))
-			}
-		}
-		sum := sha256.Sum256(onnx)
-		last = hex.EncodeToString(sum[:])
-		ev := &eventspb.Weights{Envelope: eventspb.NewEnvelope("leader"), PolicyName: "lm", Version: v,
-			ParentVersion: v - 1, Onnx: onnx, OnnxSha256: last}
-		b, err := eventspb.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &kgo.Record{Topic: fx.topic, Key: []byte("lm"), Value: b}
+		_, _ = rng.Read(onnx)
+		ev, rec := fx.versionOf(v, "leader", onnx)
+		last = ev.GetOnnxSha256()
 		if err := p.publishSettled(ctx, rec, ev, fx.topic, lead); err != nil {
 			t.Fatalf("version %d (%d bytes): %v (broker log: %s)", v, len(onnx), err, broker.LogFile())
 		}
