@@ -71,7 +71,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/segmentio/asm v1.2.0 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
+	github.com/x448/float16 v0.8.4
 	go.opentelemetry.io/otel v1.26.0 // indirect
 	go.opentelemetry.io/otel/trace v1.26.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect

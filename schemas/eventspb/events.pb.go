@@ -1629,8 +1629,19 @@ type LMOutput struct {
 	Invalid       bool   `protobuf:"varint,9,opt,name=invalid,proto3" json:"invalid,omitempty"`
 	InvalidReason string `protobuf:"bytes,10,opt,name=invalid_reason,json=invalidReason,proto3" json:"invalid_reason,omitempty"`
 	// Wall time of the request(s) in milliseconds, and how many were sent.
-	LatencyMs     uint32 `protobuf:"varint,11,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
-	Attempts      uint32 `protobuf:"varint,12,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	LatencyMs uint32 `protobuf:"varint,11,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	Attempts  uint32 `protobuf:"varint,12,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// The hidden states after the model's first frozen_blocks blocks for
+	// each token the actor fed past the system message (the user turn, then
+	// the answer but its last token): frozen_rows rows, float16
+	// little-endian [rows][width], by reference: frozen_sha256 names the blob
+	// in the run's content-addressed store (<run-dir>/lm-frozen). A learner
+	// training the blocks above frozen_blocks starts from them rather than
+	// running the frozen blocks again. Empty on evaluation (greedy) steps and
+	// when the actor keeps none (-lm-frozen-states=false).
+	FrozenSha256  string `protobuf:"bytes,13,opt,name=frozen_sha256,json=frozenSha256,proto3" json:"frozen_sha256,omitempty"`
+	FrozenBlocks  uint32 `protobuf:"varint,14,opt,name=frozen_blocks,json=frozenBlocks,proto3" json:"frozen_blocks,omitempty"`
+	FrozenRows    uint32 `protobuf:"varint,15,opt,name=frozen_rows,json=frozenRows,proto3" json:"frozen_rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1745,6 +1756,27 @@ func (x *LMOutput) GetLatencyMs() uint32 {
 func (x *LMOutput) GetAttempts() uint32 {
 	if x != nil {
 		return x.Attempts
+	}
+	return 0
+}
+
+func (x *LMOutput) GetFrozenSha256() string {
+	if x != nil {
+		return x.FrozenSha256
+	}
+	return ""
+}
+
+func (x *LMOutput) GetFrozenBlocks() uint32 {
+	if x != nil {
+		return x.FrozenBlocks
+	}
+	return 0
+}
+
+func (x *LMOutput) GetFrozenRows() uint32 {
+	if x != nil {
+		return x.FrozenRows
 	}
 	return 0
 }
@@ -2941,7 +2973,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x03raw\x18\x1e \x01(\tR\x03raw\x12\x16\n" +
 	"\x06greedy\x18\x1f \x01(\bR\x06greedy\x12'\n" +
 	"\x02lm\x18  \x01(\v2\x17.asyncwebrl.v1.LMOutputR\x02lmB\r\n" +
-	"\v_text_token\"\xf0\x02\n" +
+	"\v_text_token\"\xdb\x03\n" +
 	"\bLMOutput\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x12\n" +
@@ -2956,7 +2988,11 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\rinvalidReason\x12\x1d\n" +
 	"\n" +
 	"latency_ms\x18\v \x01(\rR\tlatencyMs\x12\x1a\n" +
-	"\battempts\x18\f \x01(\rR\battempts\"\xf4\x02\n" +
+	"\battempts\x18\f \x01(\rR\battempts\x12#\n" +
+	"\rfrozen_sha256\x18\r \x01(\tR\ffrozenSha256\x12#\n" +
+	"\rfrozen_blocks\x18\x0e \x01(\rR\ffrozenBlocks\x12\x1f\n" +
+	"\vfrozen_rows\x18\x0f \x01(\rR\n" +
+	"frozenRows\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +
 	"\x06reward\x18\x02 \x01(\x01R\x06reward\x12\x1d\n" +

@@ -1,15 +1,10 @@
 package actor
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"image"
-	"io/fs"
-	"os"
-	"path/filepath"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
 )
 
@@ -57,57 +52,20 @@ func (fe frameEncoder) encode(shot []byte, pixels *image.RGBA, vw, vh int) (wire
 	return f, nil
 }
 
-// frameStore is the content-addressed store of full-resolution screenshots:
-// <dir>/<hex sha256>. Events carry the hash only (claim check). Writes are
-// atomic (temp file + rename), and a frame already there is not written
-// again, so identical frames cost one file.
-type frameStore struct{ dir string }
+// frameStore is the content-addressed store of full-resolution
+// screenshots (casstore): events carry the hash only (claim check).
+type frameStore struct{ *casstore.Store }
 
 func newFrameStore(dir string) (*frameStore, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("unable to create the frame store %s: %w", dir, err)
+	s, err := casstore.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("unable to open the frame store: %w", err)
 	}
-	return &frameStore{dir: dir}, nil
+	return &frameStore{s}, nil
 }
 
 // put stores b and returns its hex sha256.
-func (s *frameStore) put(b []byte) (string, error) {
-	sum := sha256.Sum256(b)
-	h := hex.EncodeToString(sum[:])
-	path := filepath.Join(s.dir, h)
-	if _, err := os.Stat(path); err == nil {
-		return h, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("unable to check frame %s: %w", h, err)
-	}
-	tmp, err := os.CreateTemp(s.dir, ".tmp-"+h[:16]+"-*")
-	if err != nil {
-		return "", fmt.Errorf("unable to store frame %s: %w", h, err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("unable to store frame %s: %w", h, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("unable to store frame %s: %w", h, err)
-	}
-	return h, nil
-}
+func (s *frameStore) put(b []byte) (string, error) { return s.Put(b) }
 
 // get reads a stored frame back by its hash.
-func (s *frameStore) get(hash string) ([]byte, error) {
-	if len(hash) != 64 {
-		return nil, fmt.Errorf("unable to read frame %q: not a sha256", hash)
-	}
-	if _, err := hex.DecodeString(hash); err != nil {
-		return nil, fmt.Errorf("unable to read frame %q: not a sha256", hash)
-	}
-	b, err := os.ReadFile(filepath.Join(s.dir, hash))
-	if err != nil {
-		return nil, fmt.Errorf("unable to read frame %s: %w", hash, err)
-	}
-	return b, nil
-}
+func (s *frameStore) get(hash string) ([]byte, error) { return s.Get(hash) }

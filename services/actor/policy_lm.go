@@ -12,6 +12,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
@@ -32,6 +33,12 @@ type LMModel struct {
 	// Threads is ONNX Runtime's intra-op threads of a new version's
 	// session (0: its choice).
 	Threads int
+	// Frozen keeps, for each sampled step, the hidden states after the
+	// session's tap block (Session.Tap, the blocks the learner does not
+	// train) in this store, named on the action (Action.lm.frozen_sha256):
+	// the learner then runs the trained blocks alone. Nil, or an untapped
+	// session: none are kept.
+	Frozen *casstore.Store
 }
 
 // lmPolicy is a language model in the actor's process: the same prompt as
@@ -114,7 +121,19 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 	sv := p.serve
 	lang := lm.NewLanguage(lp.obs, p.set, q.Avoid...)
 	kv := sv.prefix.Clone()
-	logits, err := sv.sess.Run(lp.ids, kv)
+	// A sampled step on a tapped session keeps the hidden states of every
+	// token it feeds (greedy steps are evaluation: no training data).
+	tap := !q.Greedy && p.m.Frozen != nil && sv.sess.Tap() > 0
+	var hidden []float32
+	run := func(ids []int32) ([]float32, error) {
+		if !tap {
+			return sv.sess.Run(ids, kv)
+		}
+		logits, h, err := sv.sess.Hidden(ids, kv)
+		hidden = append(hidden, h...)
+		return logits, err
+	}
+	logits, err := run(lp.ids)
 	if err != nil {
 		return Decision{}, &stageError{"inference", err}
 	}
@@ -152,15 +171,39 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 			finish = "stop" // complete, and nothing can follow
 			break
 		}
-		if logits, err = sv.sess.Run([]int32{c.ID}, kv); err != nil {
+		if logits, err = run([]int32{c.ID}); err != nil {
 			return Decision{}, &stageError{"inference", err}
 		}
 	}
 	// An answer cut by the bound may end inside a character: the event
 	// holds valid UTF-8 (the token ids hold the bytes).
 	out.Text, out.FinishReason = strings.ToValidUTF8(text.String(), "\uFFFD"), finish
+	if tap {
+		p.keepFrozen(out, hidden, len(lp.ids)+len(out.TokenIds)-1, sv.sess.Tap(), sv.sess.Shape().Width)
+	}
 	out.LatencyMs = uint32(time.Since(t0).Milliseconds())
 	return lmDecision(lp.obs, p.set, out.Text, logp, out, Decision{Version: sv.version, BatchSize: 1, InferenceMicros: time.Since(t0).Microseconds()})
+}
+
+// keepFrozen stores the first rows of hidden (the tokens the learner
+// feeds: the user turn and the answer but its last token, which the
+// actor fed only when the length bound cut the answer) and names them on
+// out. A step whose states cannot be kept goes without: the learner then
+// computes them itself, so the failure is logged, not the step's.
+func (p *lmPolicy) keepFrozen(out *eventspb.LMOutput, hidden []float32, rows, tap, w int) {
+	if rows <= 0 || len(hidden) < rows*w {
+		return
+	}
+	b, err := llama.EncodeHidden(hidden[:rows*w], w)
+	if err == nil {
+		out.FrozenSha256, err = p.m.Frozen.Put(b)
+	}
+	if err != nil {
+		p.log.Warn("unable to keep the step's frozen-block states", "err", err)
+		out.FrozenSha256 = ""
+		return
+	}
+	out.FrozenBlocks, out.FrozenRows = uint32(tap), uint32(rows)
 }
 
 // Swap installs version's trained tensors (llama.WeightsFormat): they are
@@ -176,7 +219,8 @@ func (p *lmPolicy) Swap(ctx context.Context, weights []byte, version uint64) err
 	if err := next.SetTensors(ts); err != nil {
 		return err
 	}
-	sess, err := llama.NewSession(next.ONNX(), next.Shape, p.m.Threads)
+	tap := p.m.Session.Tap()
+	sess, err := llama.NewTapSession(next.ONNXTap(tap), next.Shape, p.m.Threads, tap)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"container/list"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 )
 
 // The frozen blocks' output of a sample, kept between the updates that
@@ -32,12 +34,43 @@ const DefaultFrozenCacheBytes = 1 << 30
 // first pass, emptied when the cache evicts it.
 type frozenSlot struct {
 	x *ts.Tensor // [T, W]: the frozen blocks' output after the prefix
+	// ref names the actor's copy of it, when the actor kept one
+	// (Action.lm.frozen_sha256): a miss loads it instead of running the
+	// frozen blocks.
+	ref *frozenRef
 	// n is the number of tokens x covers, gen the prefix it was computed
 	// after (lmTwin.prefixGen): a slot of another prefix is a miss.
 	n    int
 	gen  uint64
 	elem *list.Element
 	size int64
+}
+
+// frozenRef is an actor's record of a sample's frozen-block output: the
+// blob in the run's store (llama.HiddenFormat), the blocks it is after and
+// its rows (the tokens past the system message the actor fed).
+type frozenRef struct {
+	sha          string
+	blocks, rows int
+}
+
+// load reads ref's states from store as a tensor [rows, W], if they are
+// the ones the twin needs: after its frozen blocks, for n tokens past a
+// matching prefix.
+func (t *lmTwin) load(ref *frozenRef, n int, prefixed bool) (*ts.Tensor, error) {
+	if t.store == nil || ref == nil || !prefixed || ref.blocks != t.frozen() || ref.rows != n {
+		return nil, nil
+	}
+	b, err := t.store.Get(ref.sha)
+	if err != nil {
+		return nil, err
+	}
+	w := t.shape.Width
+	data, err := llama.DecodeHidden(b, ref.rows, w)
+	if err != nil {
+		return nil, err
+	}
+	return float32Tensor(data, int64(ref.rows), int64(w))
 }
 
 // frozenCache holds slots' tensors within budget bytes.

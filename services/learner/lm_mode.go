@@ -8,6 +8,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
@@ -29,6 +30,9 @@ type LMConfig struct {
 	// the updates that draw a sample again (lm_frozen.go); 0 takes
 	// DefaultFrozenCacheBytes, below 0 turns it off.
 	FrozenCache int64
+	// Frozen is the store the actors keep their frozen-block states in
+	// (Action.lm.frozen_sha256); nil: the learner computes them all.
+	Frozen *casstore.Store
 }
 
 // frozenCacheBytes is c's cache budget, 0 when off.

@@ -54,6 +54,11 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 	}
 	sys := lm.SystemIDs(tok, set)
 	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
+	if o := a.GetLm(); o.GetFrozenSha256() != "" {
+		// The twin checks that the actor's states are the ones it needs
+		// (its blocks, these tokens) before it uses them (lmTwin.load).
+		s.frozen.ref = &frozenRef{sha: o.GetFrozenSha256(), blocks: int(o.GetFrozenBlocks()), rows: int(o.GetFrozenRows())}
+	}
 	lang := lm.NewLanguage(obs, set)
 	text := ""
 	for i, id := range s.answer {

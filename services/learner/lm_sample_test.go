@@ -4,11 +4,14 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
@@ -20,7 +23,11 @@ import (
 // each step's prompt and constraint from the observation and scores the
 // answer with its twin: the same log-prob, to 1e-3, for every answer. The
 // two halves of the language model's training agree on what the policy
-// did.
+// did. They agree too when the actor keeps its frozen-block states
+// (LMModel.Frozen) and the twin starts from them (to 3e-4 a token: the
+// states are half precision), and when those states
+// cannot be used (tampered, or after other blocks) the twin computes its
+// own.
 func TestLMLogProbsMatchTheActor(t *testing.T) {
 	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
 	if err != nil {
@@ -28,62 +35,104 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 	}
 	m := llama.Random(gguf.Llama{Blocks: 2, Width: 32, FeedForward: 64, Heads: 4, KVHeads: 2, RopeDims: 8, Context: 4096,
 		Vocab: tok.Len(), RopeBase: 10000, NormEps: 1e-5}, 11)
-	sess, err := llama.NewSession(m.ONNX(), m.Shape, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	eos, _ := tok.ID("<|im_end|>")
-	p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos}, action.SetBid, 48, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
 	obs := &eventspb.Observation{Envelope: &eventspb.Envelope{EpisodeId: "ep", Step: 2}, Instruction: "Type \"ab\" in Name.",
 		Elements: []*eventspb.Element{{Bid: "b1", Role: "button", Text: "OK"}, {Bid: "b2", Role: "textbox", Text: "Name"}}}
-	in, err := p.Prepare(obs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dec := lm.NewDecoder(tok, eos)
-	rng := rand.New(rand.NewPCG(4, 4))
-	var samples []*lmSample
-	var recorded []float64
-	for range 6 {
-		d, err := p.Decide(context.Background(), in, actor.Query{RNG: rng})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := newLMSample(tok, dec, obs, d.Action, action.SetBid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, s)
-		recorded = append(recorded, d.Action.GetLogProb())
-	}
-	err = onTorchThread(func() error {
-		tw, err := newLMTwin(m, 1)
-		if err != nil {
-			return err
-		}
-		defer tw.close()
-		lp, err := lmLogProbs(context.Background(), tw, samples)
-		if err != nil {
-			return err
-		}
-		got, err := float64Values(lp)
-		if err != nil {
-			return err
-		}
-		for i := range samples {
-			if math.Abs(got[i]-recorded[i]) > 1e-3 {
-				t.Errorf("answer %d (%d tokens): learner %.5f, actor %.5f", i, len(samples[i].answer), got[i], recorded[i])
+	for _, tc := range []struct {
+		name string
+		tap  int // the actor's tap block (0: keeps no states)
+		// spoil makes the kept states unusable: the twin must compute.
+		spoil          func(t *testing.T, st *casstore.Store, s *lmSample)
+		loaded, failed int64
+	}{
+		{name: "computed"},
+		{name: "actor-states", tap: 1, loaded: 6},
+		{name: "tampered", tap: 1, failed: 6, spoil: func(t *testing.T, st *casstore.Store, s *lmSample) {
+			if err := os.WriteFile(filepath.Join(st.Dir(), s.frozen.ref.sha), []byte("not the states"), 0o644); err != nil {
+				t.Fatal(err)
 			}
-		}
-		t.Logf("log-probs: learner %v, actor %v", got, recorded)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		}},
+		{name: "other-blocks", tap: 1, spoil: func(t *testing.T, st *casstore.Store, s *lmSample) { s.frozen.ref.blocks = 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var store *casstore.Store
+			if tc.tap > 0 {
+				if store, err = casstore.Open(t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sess, err := llama.NewTapSession(m.ONNXTap(tc.tap), m.Shape, 1, tc.tap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Frozen: store}, action.SetBid, 48, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(context.Background())
+			in, err := p.Prepare(obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(4, 4))
+			var samples []*lmSample
+			var recorded []float64
+			for range 6 {
+				d, err := p.Decide(context.Background(), in, actor.Query{RNG: rng})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := newLMSample(tok, dec, obs, d.Action, action.SetBid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (s.frozen.ref != nil) != (tc.tap > 0) {
+					t.Fatalf("actor tapped after %d blocks: states kept %v", tc.tap, s.frozen.ref != nil)
+				}
+				if tc.spoil != nil {
+					tc.spoil(t, store, s)
+				}
+				samples = append(samples, s)
+				recorded = append(recorded, d.Action.GetLogProb())
+			}
+			err = onTorchThread(func() error {
+				tw, err := newLMTwin(m, 1)
+				if err != nil {
+					return err
+				}
+				defer tw.close()
+				tw.store = store
+				lp, err := lmLogProbs(context.Background(), tw, samples)
+				if err != nil {
+					return err
+				}
+				got, err := float64Values(lp)
+				if err != nil {
+					return err
+				}
+				for i := range samples {
+					// The actor's states travel in half precision: 11
+					// significant bits, so the bound grows with the
+					// answer (12-06: at most 1.8e-4 a token here).
+					bound := 1e-3
+					if tc.loaded > 0 {
+						bound = max(bound, 3e-4*float64(len(samples[i].answer)))
+					}
+					if math.Abs(got[i]-recorded[i]) > bound {
+						t.Errorf("answer %d (%d tokens): learner %.5f, actor %.5f", i, len(samples[i].answer), got[i], recorded[i])
+					}
+				}
+				if tw.loaded != tc.loaded || tw.loadFailed != tc.failed {
+					t.Errorf("states loaded %d, failed %d; want %d, %d", tw.loaded, tw.loadFailed, tc.loaded, tc.failed)
+				}
+				t.Logf("log-probs: learner %v, actor %v", got, recorded)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	// A step whose answer leaves the page's language is refused.
 	bad := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: "x"}, Lm: &eventspb.LMOutput{TokenIds: []int32{int32('z')}}}

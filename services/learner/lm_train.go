@@ -59,6 +59,8 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 		h, m := c.hits, c.misses
 		defer func() { st.FrozenHits, st.FrozenMisses = c.hits-h, c.misses-m }()
 	}
+	l, lf := t.tw.loaded, t.tw.loadFailed
+	defer func() { st.FrozenLoaded, st.FrozenLoadFailed = t.tw.loaded-l, t.tw.loadFailed-lf }()
 	logp, err := lmLogProbs(ctx, t.tw, batch)
 	if err != nil {
 		return st, err

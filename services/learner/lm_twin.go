@@ -11,6 +11,7 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 )
@@ -35,6 +36,12 @@ type lmTwin struct {
 	prefixGen uint64
 	// cache keeps samples' frozen-block outputs between updates (nil: off).
 	cache *frozenCache
+	// store holds the actors' frozen-block outputs (frozenRef); nil: the
+	// twin computes every one. loaded and loadFailed count the samples
+	// whose output came from it, and those whose blob could not be read
+	// (then computed).
+	store              *casstore.Store
+	loaded, loadFailed int64
 }
 
 // newLMTwin copies m's weights into a VarStore, the top train blocks (and
@@ -241,7 +248,9 @@ func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, p
 // trainable blocks run over all of ids; the output projection, 28M
 // multiply-adds a position for SmolLM2, only where asked. With a slot and
 // the twin's frozen cache, the frozen blocks' output is kept in the cache
-// and taken from it on the slot's next pass over the same ids (lm_frozen.go).
+// and taken from it on the slot's next pass over the same ids; on a miss,
+// a slot whose actor kept the output (frozenRef) reads it from the store
+// rather than running the frozen blocks (lm_frozen.go).
 func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
@@ -259,6 +268,18 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 	}
 	s := &scope{}
 	x := t.cache.get(slot, len(rest), gen)
+	if x == nil && slot != nil && slot.ref != nil {
+		var err error
+		if x, err = t.load(slot.ref, len(rest), gen > 0); err != nil {
+			t.loadFailed++
+			x = nil
+		} else if x != nil {
+			t.loaded++
+			if !t.cache.put(slot, x, len(rest), gen, int64(len(rest))*int64(sh.Width)*4) {
+				s.tmp = append(s.tmp, x)
+			}
+		}
+	}
 	if x == nil {
 		fs := &scope{}
 		var err error

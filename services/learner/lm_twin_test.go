@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
@@ -167,7 +169,10 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 // message run through the frozen blocks every pass ("whole") or once
 // ("cached"), and with each sample's frozen-block output kept for its next
 // draw as well ("reused": every update after the first draws the same
-// samples). Run with the model fetched (infra/setup.sh lm):
+// samples), or read from the actor's copy ("actor": the states an actor
+// kept, llama.HiddenFormat in a casstore, loaded on every draw as a fresh
+// sample's would be; the cache is off). Run with the model fetched
+// (infra/setup.sh lm):
 //
 //	go test ./services/learner -run '^$' -bench LMStepSmolLM2 -benchtime 3x
 func BenchmarkLMStepSmolLM2(b *testing.B) {
@@ -183,7 +188,25 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 	for i, id := range answer {
 		allowed[i] = []int32{id, id + 1, id + 2}
 	}
-	for _, mode := range []string{"whole", "cached", "reused"} {
+	store, err := casstore.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := len(user) + len(answer) - 1
+	states := make([]float32, rows*m.Shape.Width)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range states {
+		states[i] = float32(rng.NormFloat64())
+	}
+	blob, err := llama.EncodeHidden(states, m.Shape.Width)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sha, err := store.Put(blob)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"whole", "cached", "reused", "actor"} {
 		b.Run(mode, func(b *testing.B) {
 			err := onTorchThread(func() error {
 				var cache int64
@@ -195,6 +218,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 					return err
 				}
 				defer tr.close()
+				tr.tw.store = store
 				var batch []*lmSample
 				for i := range 4 {
 					s := &lmSample{prompt: append(slices.Clone(sys), user...), answer: answer, allowed: allowed, adv: float64(i%2*2 - 1), logpOld: -3}
@@ -203,6 +227,9 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 					}
 					if mode == "reused" {
 						s.frozen = &frozenSlot{}
+					}
+					if mode == "actor" {
+						s.frozen = &frozenSlot{ref: &frozenRef{sha: sha, blocks: m.Shape.Blocks - 2, rows: rows}}
 					}
 					batch = append(batch, s)
 				}
@@ -213,6 +240,9 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(len(sys)+len(user)+len(answer)), "tokens/sample")
+				if mode == "actor" && tr.tw.loaded != int64(4*b.N) {
+					return fmt.Errorf("%d of %d draws loaded the actor's states", tr.tw.loaded, 4*b.N)
+				}
 				return nil
 			})
 			if err != nil {

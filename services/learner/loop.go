@@ -134,6 +134,7 @@ func (s *Service) newStepper(ctx context.Context) (stepper, error) {
 		if err != nil {
 			return nil, err
 		}
+		lt.tw.store = s.lm.cfg.Frozen
 		return &lmStepper{t: lt, mode: s.lm, ctx: ctx}, nil
 	}
 	ft, err := newTrainer(s.arch, s.params, s.o.hyper)
@@ -190,9 +191,13 @@ func (s *Service) syncMinibatches(batch []*sample, rng *rand.Rand) [][]*sample {
 // with. It returns the update count.
 func (s *Service) updated(st stepStats, took time.Duration) int64 {
 	s.m.updateSeconds.Observe(took.Seconds())
-	if st.FrozenHits+st.FrozenMisses > 0 {
+	if st.FrozenHits+st.FrozenMisses+st.FrozenLoaded > 0 {
 		s.m.frozenCache.WithLabelValues("hit").Add(float64(st.FrozenHits))
-		s.m.frozenCache.WithLabelValues("miss").Add(float64(st.FrozenMisses))
+		s.m.frozenCache.WithLabelValues("actor").Add(float64(st.FrozenLoaded))
+		s.m.frozenCache.WithLabelValues("computed").Add(float64(max(st.FrozenMisses, st.FrozenLoaded+st.FrozenLoadFailed) - st.FrozenLoaded))
+	}
+	if st.FrozenLoadFailed > 0 {
+		s.log.Warn("unable to read the actors' frozen-block states: computed instead", "samples", st.FrozenLoadFailed)
 	}
 	n := s.updates.Add(1)
 	s.m.updates.Inc()

@@ -55,7 +55,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		pending:        s.Gauge("pending_transitions", "Transitions waiting for the end of their episode or group."),
 		behind:         s.Gauge("versions_behind", "Versions of updates owed to samples already ingested, at the last publish (the staleness bound's measure)."),
 		updateSeconds:  s.Histogram("update_seconds", "Time of one gradient update.", prometheus.ExponentialBuckets(0.005, 2, 16)), // to 164 s: an lm update takes seconds to a minute
-		frozenCache:    s.CounterVec("lm_frozen_cache_total", "lm backend: samples of an update whose frozen blocks' output was cached (hit) or computed (miss).", "result"),
+		frozenCache:    s.CounterVec("lm_frozen_cache_total", "lm backend: samples of an update whose frozen blocks' output was cached (hit), the actor's copy (actor) or computed (computed).", "result"),
 		replaySamples:  s.Gauge("replay_samples", "Samples in the replay buffer, at the last publish."),
 		replayCapacity: s.Gauge("replay_capacity", "The replay buffer's capacity in samples."),
 		replayBytes:    s.Gauge("replay_bytes", "Memory of the replay's samples' inputs, at the last publish."),

@@ -32,7 +32,16 @@ type LM struct {
 	// FrozenCacheMB bounds the learner's cache of what the frozen blocks
 	// make of a sample, kept for its next draw (default 1024; 0: off).
 	FrozenCacheMB int
+	// FrozenStates has the actors keep each sampled step's hidden states
+	// after the blocks the learner does not train, in <run-dir>/lm-frozen
+	// (named on the action), so that the learner runs the trained blocks
+	// alone on a sample's first draw too (default true).
+	FrozenStates bool
 }
+
+// FrozenDir is where the actors keep the frozen blocks' states
+// (FrozenStates) and the learner reads them.
+func FrozenDir(runDir string) string { return filepath.Join(runDir, "lm-frozen") }
 
 func (l *LM) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Model, "lm-model", "", "lm backend: the model's GGUF file (llama architecture, byte-level BPE, ChatML); empty = <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf from infra/setup.sh lm (env "+envName("lm-model")+")")
@@ -40,6 +49,7 @@ func (l *LM) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
 	fs.Float64Var(&l.LR, "lm-lr", 3e-5, "lm backend: the learner's Adam learning rate on the trained blocks (-lr is the features network's) (env "+envName("lm-lr")+")")
 	fs.IntVar(&l.FrozenCacheMB, "lm-frozen-cache-mb", 1024, "lm backend: MiB of the frozen blocks' outputs the learner keeps per sample for its next draw, which then costs the trained blocks alone; 0 = off (env "+envName("lm-frozen-cache-mb")+")")
+	fs.BoolVar(&l.FrozenStates, "lm-frozen-states", true, "lm backend: actors keep each sampled step's hidden states after the untrained blocks in <run-dir>/lm-frozen for the learner, which then runs the trained blocks alone (~0.5 MB a step on disk) (env "+envName("lm-frozen-states")+")")
 	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 

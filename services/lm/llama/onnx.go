@@ -13,6 +13,9 @@ import (
 const (
 	InputIDs  = "input_ids"
 	OutLogits = "logits"
+	// OutHidden is the tapped graph's hidden state after its tap block,
+	// [T, width] for the new tokens (ONNXTap).
+	OutHidden = "hidden"
 )
 
 // PastKey, PastValue, PresentKey and PresentValue name block i's cache
@@ -41,7 +44,15 @@ const onnxOpset = 17
 // and tied output; weights are stored float32 (the dequantized GGUF) and
 // each projection is a Gemm with transB, so the GGUF's [out][in] rows are
 // used as stored.
-func (m *Model) ONNX() []byte {
+func (m *Model) ONNX() []byte { return m.ONNXTap(0) }
+
+// ONNXTap is ONNX with one more output when tap is in 1..blocks-1:
+// OutHidden, the residual stream after the first tap blocks for each new
+// token, [T, width]. Why: a learner that trains only the blocks above tap
+// needs exactly this for every token the actor read, and the actor has
+// computed it anyway; sent with the action it spares the learner the
+// frozen blocks' forward (services/learner/lm_frozen.go). tap 0 is ONNX.
+func (m *Model) ONNXTap(tap int) []byte {
 	s := m.Shape
 	w, hd := int64(s.Width), int64(s.Width/s.Heads)
 	heads, kvh := int64(s.Heads), int64(s.KVHeads)
@@ -106,7 +117,13 @@ func (m *Model) ONNX() []byte {
 	scale := g.ConstFloat(float32(1 / math.Sqrt(float64(hd))))
 
 	x := g.Op("Gather", []string{embed, InputIDs}, onnxwire.IntAttr("axis", 0)) // [T, W]
+	if tap > 0 && tap < s.Blocks {
+		md.Outputs = append(md.Outputs, onnxwire.ValueInfo(OutHidden, onnxwire.DTypeFloat, onnxwire.Sym("seq"), onnxwire.Dim{Value: w}))
+	}
 	for i, b := range m.blocks {
+		if i == tap && tap > 0 {
+			g.Identity(x, OutHidden)
+		}
 		p := "blk" + strconv.Itoa(i) + "_"
 		kvw := kvh * hd
 		h := rms(x, init(p+"attn_norm", []int64{w}, b.attnNorm))

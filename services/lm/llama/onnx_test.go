@@ -85,3 +85,72 @@ func TestWeightsRoundTrip(t *testing.T) {
 		t.Error("a weight of the wrong size was set")
 	}
 }
+
+// TestIntegrationONNXTapGivesHiddenStates: the tapped graph gives the
+// untapped one's logits and, for every token fed (a prompt, then one at a
+// time), one row of hidden states, which half precision keeps to 1e-3.
+// That they are the states after the tap block, the learner's twin shows:
+// started from them it scores the actor's answers as the actor did
+// (services/learner TestLMLogProbsMatchTheActor).
+func TestIntegrationONNXTapGivesHiddenStates(t *testing.T) {
+	m := tiny(5)
+	plain, err := NewSession(m.ONNX(), m.Shape, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	tapped, err := NewTapSession(m.ONNXTap(1), m.Shape, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tapped.Close()
+	if _, err := NewTapSession(m.ONNXTap(2), m.Shape, 1, 2); err == nil {
+		t.Error("a tap after the last block was accepted")
+	}
+	kp, kt := plain.NewKV(), tapped.NewKV()
+	rows := 0
+	for step, ids := range [][]int32{{3, 17, 42, 8, 0}, {11}, {49}} {
+		want, err := plain.Run(ids, kp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, hidden, err := tapped.Hidden(ids, kt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+				t.Fatalf("step %d logit %d: tapped %v, untapped %v", step, i, got[i], want[i])
+			}
+		}
+		if len(hidden) != len(ids)*m.Shape.Width {
+			t.Fatalf("step %d: %d hidden values for %d tokens of width %d", step, len(hidden), len(ids), m.Shape.Width)
+		}
+		rows += len(ids)
+		enc, err := EncodeHidden(hidden, m.Shape.Width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := DecodeHidden(enc, len(ids), m.Shape.Width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range hidden {
+			if d := math.Abs(float64(dec[i] - hidden[i])); d > 1e-3*math.Max(1, math.Abs(float64(hidden[i]))) {
+				t.Fatalf("hidden %d: %v after half precision, %v before", i, dec[i], hidden[i])
+			}
+		}
+	}
+	if rows != kt.Len() {
+		t.Errorf("%d hidden rows for %d cached positions", rows, kt.Len())
+	}
+	if _, err := EncodeHidden([]float32{1, float32(math.Inf(1))}, 2); err == nil {
+		t.Error("an infinite state was encoded")
+	}
+	if _, err := EncodeHidden([]float32{70000, 0}, 2); err == nil {
+		t.Error("a state beyond half precision was encoded")
+	}
+	if _, err := DecodeHidden(make([]byte, 6), 2, 2); err == nil {
+		t.Error("6 bytes decoded as 2 rows of 2")
+	}
+}

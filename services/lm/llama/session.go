@@ -14,6 +14,7 @@ import (
 type Session struct {
 	shape gguf.Llama
 	sess  *ort.DynamicAdvancedSession
+	tap   int // the graph's tap block (ONNXTap), 0: none
 }
 
 // KV is a sequence's cache for the Session: each block's keys and values,
@@ -29,6 +30,15 @@ func (c *KV) Len() int { return c.n }
 // NewSession loads onnx (Model.ONNX) for a model of shape s, on threads
 // intra-op threads (0: ONNX Runtime's choice).
 func NewSession(onnx []byte, s gguf.Llama, threads int) (*Session, error) {
+	return NewTapSession(onnx, s, threads, 0)
+}
+
+// NewTapSession loads a graph of Model.ONNXTap(tap): Hidden then gives the
+// tapped hidden states as well. tap 0 is NewSession.
+func NewTapSession(onnx []byte, s gguf.Llama, threads, tap int) (*Session, error) {
+	if tap < 0 || tap >= s.Blocks {
+		return nil, fmt.Errorf("unable to tap the language model after block %d of %d", tap, s.Blocks)
+	}
 	if err := policy.InitRuntime(""); err != nil {
 		return nil, err
 	}
@@ -48,11 +58,14 @@ func NewSession(onnx []byte, s gguf.Llama, threads int) (*Session, error) {
 		ins = append(ins, PastKey(i), PastValue(i))
 		outs = append(outs, PresentKey(i), PresentValue(i))
 	}
+	if tap > 0 {
+		outs = append(outs, OutHidden)
+	}
 	sess, err := ort.NewDynamicAdvancedSessionWithONNXData(onnx, ins, outs, so)
 	if err != nil {
 		return nil, fmt.Errorf("unable to load the language model into ONNX Runtime: %w", err)
 	}
-	return &Session{shape: s, sess: sess}, nil
+	return &Session{shape: s, sess: sess, tap: tap}, nil
 }
 
 // NewKV is an empty cache.
@@ -63,8 +76,19 @@ func (s *Session) NewKV() *KV {
 // Run feeds ids after the cache's positions and returns the next-token
 // logits after the last; the cache then holds the new positions too.
 func (s *Session) Run(ids []int32, c *KV) ([]float32, error) {
+	logits, _, err := s.Hidden(ids, c)
+	return logits, err
+}
+
+// Tap is the session's tap block (0: none).
+func (s *Session) Tap() int { return s.tap }
+
+// Hidden is Run that also returns, on a tapped session, the hidden states
+// after the tap block for each of ids ([len(ids)][width] flat; nil
+// untapped).
+func (s *Session) Hidden(ids []int32, c *KV) (logits, hidden []float32, err error) {
 	if len(ids) == 0 {
-		return nil, errors.New("unable to run the language model on no tokens")
+		return nil, nil, errors.New("unable to run the language model on no tokens")
 	}
 	sh := s.shape
 	hd := int64(sh.Width / sh.Heads)
@@ -80,32 +104,35 @@ func (s *Session) Run(ids []int32, c *KV) ([]float32, error) {
 	ids64 := make([]int64, len(ids))
 	for i, id := range ids {
 		if id < 0 || int(id) >= sh.Vocab {
-			return nil, fmt.Errorf("token id %d outside the vocabulary of %d", id, sh.Vocab)
+			return nil, nil, fmt.Errorf("token id %d outside the vocabulary of %d", id, sh.Vocab)
 		}
 		ids64[i] = int64(id)
 	}
 	in, err := ort.NewTensor(ort.NewShape(int64(len(ids))), ids64)
 	if err != nil {
-		return nil, fmt.Errorf("unable to create the input ids: %w", err)
+		return nil, nil, fmt.Errorf("unable to create the input ids: %w", err)
 	}
 	values = append(values, in)
 	for i := range sh.Blocks {
 		for _, data := range [][]float32{c.keys[i], c.values[i]} {
 			t, err := ort.NewTensor(ort.NewShape(kvh, int64(c.n), hd), append([]float32(nil), data...))
 			if err != nil {
-				return nil, fmt.Errorf("unable to create the cache's input: %w", err)
+				return nil, nil, fmt.Errorf("unable to create the cache's input: %w", err)
 			}
 			values = append(values, t)
 		}
 	}
-	outs := make([]ort.Value, 1+2*sh.Blocks)
+	outs := make([]ort.Value, 1+2*sh.Blocks, 2+2*sh.Blocks)
+	if s.tap > 0 {
+		outs = outs[:2+2*sh.Blocks]
+	}
 	if err := s.sess.Run(values, outs); err != nil {
 		for _, v := range outs {
 			if v != nil {
 				v.Destroy()
 			}
 		}
-		return nil, fmt.Errorf("unable to run the language model: %w", err)
+		return nil, nil, fmt.Errorf("unable to run the language model: %w", err)
 	}
 	values = append(values, outs...)
 	floats := func(v ort.Value) ([]float32, error) {
@@ -115,20 +142,24 @@ func (s *Session) Run(ids []int32, c *KV) ([]float32, error) {
 		}
 		return append([]float32(nil), t.GetData()...), nil
 	}
-	logits, err := floats(outs[0])
-	if err != nil {
-		return nil, err
+	if logits, err = floats(outs[0]); err != nil {
+		return nil, nil, err
+	}
+	if s.tap > 0 {
+		if hidden, err = floats(outs[1+2*sh.Blocks]); err != nil {
+			return nil, nil, err
+		}
 	}
 	for i := range sh.Blocks {
 		if c.keys[i], err = floats(outs[1+2*i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if c.values[i], err = floats(outs[2+2*i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	c.n += len(ids)
-	return logits, nil
+	return logits, hidden, nil
 }
 
 // Close releases the session.

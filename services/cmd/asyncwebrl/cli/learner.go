@@ -10,6 +10,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
@@ -64,9 +65,15 @@ func newLearner(d deps) (app.Service, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The actors' frozen-block states are read wherever they were kept
+		// (-lm-frozen-states on the actors), whatever this process's flag.
+		frozen, err := casstore.Open(config.FrozenDir(d.cfg.RunDir))
+		if err != nil {
+			return nil, err
+		}
 		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
 			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR,
-			FrozenCache: frozenCacheBytes(d.cfg.LM.FrozenCacheMB)}))
+			FrozenCache: frozenCacheBytes(d.cfg.LM.FrozenCacheMB), Frozen: frozen}))
 	}
 	if d.cfg.Loop == "sync" {
 		// One batch of episodes per version: the actors' executors.

@@ -11,6 +11,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/actor"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
@@ -106,11 +107,22 @@ func lmPolicy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 // LMPolicy writes l's ONNX graph and starts an lm backend on it; several
 // share one loaded model (replay eval's base model and trained version).
 func LMPolicy(cfg *config.Config, l *LM, log *slog.Logger) (actor.Policy, error) {
-	sess, err := llama.NewSession(l.Model.ONNX(), l.Model.Shape, cfg.LM.Threads)
+	// The session taps the hidden states below the learner's trained
+	// blocks, which the actor keeps for it (config.LM.FrozenStates).
+	var store *casstore.Store
+	tap := 0
+	if n := l.Model.Shape.Blocks - cfg.LM.TrainBlocks; cfg.LM.FrozenStates && n > 0 && n < l.Model.Shape.Blocks {
+		var err error
+		if store, err = casstore.Open(config.FrozenDir(cfg.RunDir)); err != nil {
+			return nil, err
+		}
+		tap = n
+	}
+	sess, err := llama.NewTapSession(l.Model.ONNXTap(tap), l.Model.Shape, cfg.LM.Threads, tap)
 	if err != nil {
 		return nil, err
 	}
-	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads},
+	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads, Frozen: store},
 		action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
 	if err != nil {
 		_ = sess.Close()
