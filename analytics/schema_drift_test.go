@@ -117,6 +117,9 @@ var leftOut = func() map[string]string {
 	}
 	m["LMOutput.token_ids"] = "per-token arrays stay on the actions topic and in event_log; actions.lm_output_tokens counts them"
 	m["LMOutput.tokens"] = "per-token arrays stay on the actions topic and in event_log; actions.lm_output_tokens counts them"
+	for _, f := range []string{"frozen_sha256", "frozen_blocks", "frozen_rows"} {
+		m["LMOutput."+f] = "the learner's claim check on the actor's frozen-block states, no fact about the step: stays on the actions topic and in event_log; learner_lm_frozen_cache_total counts its use"
+	}
 	return m
 }()
 
