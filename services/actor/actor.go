@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
@@ -106,8 +107,8 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 	}
 	s.obs = &observer{enc: frameEncoder{maxSide: o.frameMaxSide, format: o.frameFormat, quality: o.jpegQuality}}
 	if o.frameStore != "" {
-		if s.obs.store, err = newFrameStore(o.frameStore); err != nil {
-			return nil, err
+		if s.obs.store, err = casstore.Open(o.frameStore); err != nil {
+			return nil, fmt.Errorf("unable to open the frame store: %w", err)
 		}
 	}
 	return s, nil

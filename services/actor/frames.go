@@ -1,10 +1,8 @@
 package actor
 
 import (
-	"fmt"
 	"image"
 
-	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/frame"
 )
 
@@ -51,21 +49,3 @@ func (fe frameEncoder) encode(shot []byte, pixels *image.RGBA, vw, vh int) (wire
 	}
 	return f, nil
 }
-
-// frameStore is the content-addressed store of full-resolution
-// screenshots (casstore): events carry the hash only (claim check).
-type frameStore struct{ *casstore.Store }
-
-func newFrameStore(dir string) (*frameStore, error) {
-	s, err := casstore.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("unable to open the frame store: %w", err)
-	}
-	return &frameStore{s}, nil
-}
-
-// put stores b and returns its hex sha256.
-func (s *frameStore) put(b []byte) (string, error) { return s.Put(b) }
-
-// get reads a stored frame back by its hash.
-func (s *frameStore) get(hash string) ([]byte, error) { return s.Get(hash) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/casstore"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 )
 
@@ -15,9 +16,12 @@ const maxText = 200
 
 // observer turns the env's observations into obs events.
 type observer struct {
-	enc    frameEncoder
-	store  *frameStore // nil: full frames are not kept
-	source string      // producer id
+	enc frameEncoder
+	// store is the content-addressed store of full-resolution
+	// screenshots: events carry the hash only (claim check). Nil: full
+	// frames are not kept.
+	store  *casstore.Store
+	source string // producer id
 }
 
 // ObservationEvent is the obs event an actor with the default frame options
@@ -53,7 +57,7 @@ func (ob *observer) observation(producer, episode string, step uint32, ref *even
 		ev.Frame, ev.FrameFormat, ev.Width, ev.Height = f.data, ob.enc.format, uint32(f.width), uint32(f.height)
 		sx, sy = f.scaleX, f.scaleY
 		if ob.store != nil {
-			h, err := ob.store.put(o.Screenshot)
+			h, err := ob.store.Put(o.Screenshot)
 			if err != nil {
 				return nil, err
 			}

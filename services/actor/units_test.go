@@ -63,35 +63,6 @@ func TestFrameEncoder(t *testing.T) {
 	}
 }
 
-func TestFrameStore(t *testing.T) {
-	s, err := newFrameStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := pngFrame(t, 3)
-	h1, err := s.put(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	if h1 != hex.EncodeToString(sum[:]) {
-		t.Fatalf("hash %s is not the sha256 of the bytes", h1)
-	}
-	h2, err := s.put(b)
-	if err != nil || h2 != h1 {
-		t.Fatalf("second put: %s, %v", h2, err)
-	}
-	got, err := s.get(h1)
-	if err != nil || !bytes.Equal(got, b) {
-		t.Fatalf("get: %d bytes, %v", len(got), err)
-	}
-	for _, bad := range []string{"", "../../etc/passwd", strings.Repeat("z", 64)} {
-		if _, err := s.get(bad); err == nil {
-			t.Fatalf("get(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestAllowlistOrigins(t *testing.T) {
 	a, err := newAllowlist([]string{"http://127.0.0.1:18080/some/path", "HTTPS://Example.COM:443"})
 	if err != nil {

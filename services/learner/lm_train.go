@@ -59,8 +59,11 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 		h, m := c.hits, c.misses
 		defer func() { st.FrozenHits, st.FrozenMisses = c.hits-h, c.misses-m }()
 	}
-	l, lf := t.tw.loaded, t.tw.loadFailed
-	defer func() { st.FrozenLoaded, st.FrozenLoadFailed = t.tw.loaded-l, t.tw.loadFailed-lf }()
+	tw := t.tw
+	l, lf, c := tw.loaded, tw.loadFailed, tw.computed
+	defer func() {
+		st.FrozenLoaded, st.FrozenLoadFailed, st.FrozenComputed = tw.loaded-l, tw.loadFailed-lf, tw.computed-c
+	}()
 	logp, err := lmLogProbs(ctx, t.tw, batch)
 	if err != nil {
 		return st, err

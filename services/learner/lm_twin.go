@@ -37,11 +37,11 @@ type lmTwin struct {
 	// cache keeps samples' frozen-block outputs between updates (nil: off).
 	cache *frozenCache
 	// store holds the actors' frozen-block outputs (frozenRef); nil: the
-	// twin computes every one. loaded and loadFailed count the samples
-	// whose output came from it, and those whose blob could not be read
-	// (then computed).
-	store              *casstore.Store
-	loaded, loadFailed int64
+	// twin computes every one. loaded counts the passes whose output came
+	// from it, loadFailed those whose blob could not be read, and computed
+	// those that ran the frozen blocks.
+	store                        *casstore.Store
+	loaded, loadFailed, computed int64
 }
 
 // newLMTwin copies m's weights into a VarStore, the top train blocks (and
@@ -267,6 +267,7 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 		gen = t.prefixGen
 	}
 	s := &scope{}
+	size := int64(len(rest)) * int64(sh.Width) * 4
 	x := t.cache.get(slot, len(rest), gen)
 	if x == nil && slot != nil && slot.ref != nil {
 		var err error
@@ -275,12 +276,13 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 			x = nil
 		} else if x != nil {
 			t.loaded++
-			if !t.cache.put(slot, x, len(rest), gen, int64(len(rest))*int64(sh.Width)*4) {
+			if !t.cache.put(slot, x, len(rest), gen, size) {
 				s.tmp = append(s.tmp, x)
 			}
 		}
 	}
 	if x == nil {
+		t.computed++
 		fs := &scope{}
 		var err error
 		if x, err = t.embed(fs, rest); err != nil {
@@ -291,7 +293,7 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 		if err := fs.finish(x); err != nil {
 			return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
 		}
-		if !t.cache.put(slot, x, len(rest), gen, int64(len(rest))*int64(sh.Width)*4) {
+		if !t.cache.put(slot, x, len(rest), gen, size) {
 			s.tmp = append(s.tmp, x)
 		}
 	}

@@ -191,10 +191,10 @@ func (s *Service) syncMinibatches(batch []*sample, rng *rand.Rand) [][]*sample {
 // with. It returns the update count.
 func (s *Service) updated(st stepStats, took time.Duration) int64 {
 	s.m.updateSeconds.Observe(took.Seconds())
-	if st.FrozenHits+st.FrozenMisses+st.FrozenLoaded > 0 {
+	if st.FrozenHits+st.FrozenLoaded+st.FrozenComputed > 0 {
 		s.m.frozenCache.WithLabelValues("hit").Add(float64(st.FrozenHits))
 		s.m.frozenCache.WithLabelValues("actor").Add(float64(st.FrozenLoaded))
-		s.m.frozenCache.WithLabelValues("computed").Add(float64(max(st.FrozenMisses, st.FrozenLoaded+st.FrozenLoadFailed) - st.FrozenLoaded))
+		s.m.frozenCache.WithLabelValues("computed").Add(float64(st.FrozenComputed))
 	}
 	if st.FrozenLoadFailed > 0 {
 		s.log.Warn("unable to read the actors' frozen-block states: computed instead", "samples", st.FrozenLoadFailed)

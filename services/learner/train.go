@@ -180,10 +180,10 @@ type stepStats struct {
 	// FrozenHits and FrozenMisses are the lm backend's samples whose
 	// frozen blocks' output came from the twin's cache or was computed.
 	FrozenHits, FrozenMisses int64
-	// FrozenLoaded of them came from the actor's copy (frozenRef) rather
-	// than the frozen blocks; FrozenLoadFailed had a copy that could not
-	// be read (and were computed).
-	FrozenLoaded, FrozenLoadFailed int64
+	// FrozenLoaded of them came from the actor's copy (frozenRef),
+	// FrozenComputed ran the frozen blocks; FrozenLoadFailed had a copy
+	// that could not be read (and were computed).
+	FrozenLoaded, FrozenComputed, FrozenLoadFailed int64
 	// absAdv[i] is |advantage| of batch sample i (the new priority).
 	absAdv []float64
 }

@@ -1,13 +1,17 @@
 package casstore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestStoreRoundTrip: a blob comes back by its hash, is written once, and a
+// TestStoreRoundTrip: a blob is named by its sha256, comes back by it, is
+// written once (the actor's frame store and lm states rely on it), and a
 // tampered or missing blob or a bad name is an error, never wrong bytes.
 func TestStoreRoundTrip(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "blobs"))
@@ -17,6 +21,9 @@ func TestStoreRoundTrip(t *testing.T) {
 	h, err := s.Put([]byte("hidden states"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sum := sha256.Sum256([]byte("hidden states")); h != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash %s is not the sha256 of the bytes", h)
 	}
 	if h2, err := s.Put([]byte("hidden states")); err != nil || h2 != h {
 		t.Fatalf("second put: %q, %v; want %q", h2, err, h)
@@ -35,7 +42,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if _, err := s.Get(h); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("tampered blob: %v, want ErrCorrupt", err)
 	}
-	for _, bad := range []string{"", "abc", "../../etc/passwd", h[:63] + "g"} {
+	for _, bad := range []string{"", "abc", "../../etc/passwd", h[:63] + "g", strings.Repeat("z", 64)} {
 		if _, err := s.Get(bad); err == nil {
 			t.Errorf("get %q: no error", bad)
 		}

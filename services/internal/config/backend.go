@@ -49,7 +49,7 @@ func (l *LM) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
 	fs.Float64Var(&l.LR, "lm-lr", 3e-5, "lm backend: the learner's Adam learning rate on the trained blocks (-lr is the features network's) (env "+envName("lm-lr")+")")
 	fs.IntVar(&l.FrozenCacheMB, "lm-frozen-cache-mb", 1024, "lm backend: MiB of the frozen blocks' outputs the learner keeps per sample for its next draw, which then costs the trained blocks alone; 0 = off (env "+envName("lm-frozen-cache-mb")+")")
-	fs.BoolVar(&l.FrozenStates, "lm-frozen-states", true, "lm backend: actors keep each sampled step's hidden states after the untrained blocks in <run-dir>/lm-frozen for the learner, which then runs the trained blocks alone (~0.5 MB a step on disk) (env "+envName("lm-frozen-states")+")")
+	fs.BoolVar(&l.FrozenStates, "lm-frozen-states", true, "lm backend: actors keep each sampled step's hidden states after the untrained blocks in <run-dir>/lm-frozen for the learner, which then runs the trained blocks alone (~0.3 MB a step on disk) (env "+envName("lm-frozen-states")+")")
 	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 

@@ -122,10 +122,11 @@ func (s *Session) Hidden(ids []int32, c *KV) (logits, hidden []float32, err erro
 			values = append(values, t)
 		}
 	}
-	outs := make([]ort.Value, 1+2*sh.Blocks, 2+2*sh.Blocks)
+	nOut := 1 + 2*sh.Blocks
 	if s.tap > 0 {
-		outs = outs[:2+2*sh.Blocks]
+		nOut++ // OutHidden, last
 	}
+	outs := make([]ort.Value, nOut)
 	if err := s.sess.Run(values, outs); err != nil {
 		for _, v := range outs {
 			if v != nil {
