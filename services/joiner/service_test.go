@@ -2,7 +2,9 @@ package joiner_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +41,8 @@ func newCluster(kc *kafkatest.Cluster) *cluster {
 
 func (c *cluster) member(t *testing.T, instance string, opts ...joiner.Option) *joiner.Service {
 	t.Helper()
-	s, err := joiner.New(c.cfg, c.factory, c.catalog, append([]joiner.Option{joiner.WithInstanceID(instance), joiner.WithMaxBatch(500)}, opts...)...)
+	base := []joiner.Option{joiner.WithInstanceID(instance), joiner.WithMaxBatch(500), joiner.WithLogger(warnLogger(t))}
+	s, err := joiner.New(c.cfg, c.factory, c.catalog, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +50,30 @@ func (c *cluster) member(t *testing.T, instance string, opts ...joiner.Option) *
 		t.Fatal(err)
 	}
 	return s
+}
+
+// warnLogger sends a member's warnings to the test's log, which go test
+// prints when the test fails: why a session was rebuilt, or stalled.
+// Lines after the test's end are dropped (t.Log would panic).
+func warnLogger(t *testing.T) *slog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct {
+	mu   sync.Mutex
+	t    *testing.T
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	}
+	return len(p), nil
 }
 
 func (c *cluster) newClient(opts ...kgo.Opt) (*kgo.Client, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/cpuset"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/omp"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/topics"
@@ -286,7 +287,10 @@ func (s *Service) lead(ctx context.Context) (err error) {
 				if err := cpuset.Own(c); err != nil {
 					return err
 				}
-				s.log.Info("training thread pinned", "core", c)
+				// One core, one thread: libtorch's and OpenBLAS's
+				// OpenMP workers would share it (doc.go of omp).
+				omp.SetThreads(1)
+				s.log.Info("training thread pinned", "core", c, "math_threads", omp.Threads())
 			}
 			return s.train(runCtx, ready)
 		})

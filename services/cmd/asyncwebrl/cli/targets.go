@@ -86,14 +86,11 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 	d := deps{cfg: cfg, log: log, metrics: reg, kafka: factory, catalog: catalog}
 	runner := app.NewRunner(log)
-	services := []app.Service{admin.New(cfg.AdminAddr, reg, healthWithBrokers(runner.Healthy), log.With("service", "admin"))}
-	for _, name := range cfg.Targets {
-		svc, err := constructors[name](d)
-		if err != nil {
-			return fmt.Errorf("unable to build target %s: %w", name, err)
-		}
-		services = append(services, svc)
+	targets, err := d.build(cfg.Targets)
+	if err != nil {
+		return err
 	}
+	services := append([]app.Service{admin.New(cfg.AdminAddr, reg, healthWithBrokers(runner.Healthy), log.With("service", "admin"))}, targets...)
 	if err := runner.Start(ctx, services, cfg.StopTimeout); err != nil {
 		if ctx.Err() != nil {
 			// A signal during start-up: what had started is stopped; that
@@ -127,19 +124,27 @@ func runTargets(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 // metrics registry of their own: bench train's pipeline (bench.Pipeline).
 func buildTargets(cfg *config.Config, names []string, log *slog.Logger, f *kafka.Factory, cat *topics.Catalog) ([]app.Service, error) {
 	d := deps{cfg: cfg, log: log, metrics: admin.NewRegistry(), kafka: f, catalog: cat}
-	if c := cfg.Learner.Core; c >= 0 {
+	return d.build(names)
+}
+
+// build constructs the named targets, after reserving the learner's core
+// when -learner-core asks for one: make run, -target and bench train alike
+// (until 12-07 only bench train reserved it, so under make run the
+// learner's pinned thread shared its core with every other thread).
+func (d deps) build(names []string) ([]app.Service, error) {
+	if c := d.cfg.Learner.Core; c >= 0 {
 		// Before the browsers start: they inherit the set. The learner's
 		// thread takes the core back (learner.WithTrainCore).
 		if err := cpuset.Reserve(c); err != nil {
 			return nil, err
 		}
-		log.Info("core reserved for the learner's training thread", "core", c)
+		d.log.Info("core reserved for the learner's training thread", "core", c)
 	}
 	var services []app.Service
 	for _, name := range names {
 		svc, err := constructors[name](d)
 		if err != nil {
-			return nil, fmt.Errorf("unable to build %s: %w", name, err)
+			return nil, fmt.Errorf("unable to build target %s: %w", name, err)
 		}
 		services = append(services, svc)
 	}
