@@ -269,29 +269,28 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 	s := &scope{}
 	size := int64(len(rest)) * int64(sh.Width) * 4
 	x := t.cache.get(slot, len(rest), gen)
-	if x == nil && slot != nil && slot.ref != nil {
-		var err error
-		if x, err = t.load(slot.ref, len(rest), gen > 0); err != nil {
-			t.loadFailed++
-			x = nil
-		} else if x != nil {
-			t.loaded++
-			if !t.cache.put(slot, x, len(rest), gen, size) {
-				s.tmp = append(s.tmp, x)
+	if x == nil {
+		if slot != nil && slot.ref != nil {
+			var err error
+			if x, err = t.load(slot.ref, len(rest), gen > 0); err != nil {
+				t.loadFailed++
+				x = nil
+			} else if x != nil {
+				t.loaded++
 			}
 		}
-	}
-	if x == nil {
-		t.computed++
-		fs := &scope{}
-		var err error
-		if x, err = t.embed(fs, rest); err != nil {
-			_ = fs.finish()
-			return nil, err
-		}
-		x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
-		if err := fs.finish(x); err != nil {
-			return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
+		if x == nil {
+			t.computed++
+			fs := &scope{}
+			var err error
+			if x, err = t.embed(fs, rest); err != nil {
+				_ = fs.finish()
+				return nil, err
+			}
+			x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
+			if err := fs.finish(x); err != nil {
+				return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
+			}
 		}
 		if !t.cache.put(slot, x, len(rest), gen, size) {
 			s.tmp = append(s.tmp, x)

@@ -12,7 +12,8 @@ import (
 // (Action.lm.frozen_sha256's blob): float16, little-endian, row-major
 // [rows][width]. Half precision halves the blob (SmolLM2: 1.1 KB a token)
 // and keeps 11 significant bits, far below the noise of a sampled step's
-// log-prob (TestIntegrationLMFrozenFromActor bounds the difference).
+// log-prob (services/learner's TestLMLogProbsMatchTheActor bounds the
+// difference).
 const HiddenFormat = "f16le"
 
 // EncodeHidden is data ([rows][width] flat) in HiddenFormat. A value half
