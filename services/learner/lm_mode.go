@@ -46,6 +46,19 @@ func (c LMConfig) frozenCacheBytes() int64 {
 	return c.FrozenCache
 }
 
+// versionBytes is about what a version of c's model weighs on the weights
+// topic: its trained tensors as float32 (llama.EncodeWeights adds a few
+// hundred bytes of names and headers, which the topic's margin covers).
+func (c LMConfig) versionBytes() int {
+	n := 0
+	for _, w := range c.Model.Tensors() {
+		if lmTrainable(c.Model.Shape.Blocks, c.TrainBlocks, w.Name) {
+			n += 4 * len(w.Data)
+		}
+	}
+	return n
+}
+
 // WithLanguageModel trains the lm backend's model instead of the features
 // network: samples are the answers' tokens (lmSample), updates GRPO on
 // their constrained log-probs (lmTrainer), versions the trained blocks

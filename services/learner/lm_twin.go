@@ -79,11 +79,15 @@ func newLMTwin(m *llama.Model, train int) (*lmTwin, error) {
 }
 
 // trainable: the top blocks' weights and the output norm.
-func (t *lmTwin) trainable(name string) bool {
+func (t *lmTwin) trainable(name string) bool { return lmTrainable(t.shape.Blocks, t.train, name) }
+
+// lmTrainable reports whether weight name of a model of blocks blocks is
+// one the learner trains when it trains the top train blocks.
+func lmTrainable(blocks, train int, name string) bool {
 	if name == "output_norm" {
-		return t.train > 0
+		return train > 0
 	}
-	for i := t.shape.Blocks - t.train; i < t.shape.Blocks; i++ {
+	for i := blocks - train; i < blocks; i++ {
 		if strings.HasPrefix(name, "blk"+strconv.Itoa(i)+".") {
 			return true
 		}

@@ -40,7 +40,7 @@ func (s *Service) TrainOffline(ctx context.Context, topic string, successOnly bo
 	t0 := time.Now()
 	var err error
 	if s.producer, err = s.factory.NewClient("learner-offline",
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerBatchMaxBytes(32<<20)); err != nil {
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ProducerBatchMaxBytes(weightsMaxBytes)); err != nil {
 		return res, err
 	}
 	defer s.closeClients()

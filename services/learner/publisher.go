@@ -14,6 +14,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/backoff"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/weightstopic"
+	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
 // errFenced: a newer learner initialised this policy's transactional id, so
@@ -28,9 +29,33 @@ var errFenced = errors.New("fenced: a newer learner of this policy took over its
 // and its successor (or its restart) resumes from what the topic holds.
 var errUnknownOutcome = errors.New("the outcome of the weights transaction is unknown")
 
-// fatalPublish reports whether a publish error must stop the learner.
+// weightsMaxBytes is the largest version record the learner sends: what
+// the weights topic takes (topics.MaxMessageBytes), less a margin for the
+// record batch's own framing. franz-go refuses a larger record before it
+// is sent (kerr.MessageTooLarge), whatever zstd would make of it.
+const weightsMaxBytes = topics.MaxMessageBytes - 64<<10
+
+// VersionTooLargeError is a version's record larger than the weights topic
+// takes. Every later version of the run is as large (the same tensors), so
+// it stops the learner (fatalPublish) rather than train on unpublished.
+type VersionTooLargeError struct {
+	Bytes, Max int
+}
+
+func (e *VersionTooLargeError) Error() string {
+	return fmt.Sprintf("the version's record is %.1f MiB, more than the weights topic takes (%.1f MiB): train a smaller part of the model (fewer -lm-train-blocks)",
+		float64(e.Bytes)/(1<<20), float64(e.Max)/(1<<20))
+}
+
+// fatalPublish reports whether a publish error must stop the learner. A
+// version too large for the weights topic is fatal too: the next one is
+// as large, so training on would publish nothing (12-07: an hour with
+// -lm-train-blocks=4 trained for 6 minutes at version 0, its 52 MB
+// versions each refused, before it was stopped by hand).
 func fatalPublish(err error) bool {
-	return errors.Is(err, errFenced) || errors.Is(err, errUnknownOutcome) || errors.Is(err, errLeaseLost)
+	var tooLarge *VersionTooLargeError
+	return errors.Is(err, errFenced) || errors.Is(err, errUnknownOutcome) || errors.Is(err, errLeaseLost) ||
+		errors.As(err, &tooLarge) || errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
 // weightsTxnID is the transactional id of a policy's weights producer: the
@@ -82,7 +107,7 @@ func claimWeights(ctx context.Context, f *kafka.Factory, name, id string, log *s
 			kgo.TransactionTimeout(time.Minute),
 			kgo.RequiredAcks(kgo.AllISRAcks()),
 			kgo.ProducerBatchCompression(kgo.ZstdCompression()),
-			kgo.ProducerBatchMaxBytes(32<<20),
+			kgo.ProducerBatchMaxBytes(weightsMaxBytes),
 		)
 		if err != nil {
 			return nil, err

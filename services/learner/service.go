@@ -108,6 +108,13 @@ func New(cfg *config.Config, f *kafka.Factory, cat *topics.Catalog, opts ...Opti
 		o.log.Info("language model: training with "+string(algo)+", the model has no value head", "algo_asked", o.hyper.Algo)
 		o.hyper.Algo = algo
 	}
+	if o.lm != nil {
+		// Refused at the start, not at the first publish minutes in:
+		// every version of the run weighs the same.
+		if n := o.lm.versionBytes(); n > weightsMaxBytes {
+			return nil, fmt.Errorf("unable to train %d blocks of %s: %w", o.lm.TrainBlocks, o.lm.Model, &VersionTooLargeError{Bytes: n, Max: weightsMaxBytes})
+		}
+	}
 	if o.lm != nil && o.minReplay > 2*o.batchSize {
 		// A language model's step takes seconds to act: 128 of them
 		// before the first update is minutes of a run; two batches do.
@@ -249,7 +256,7 @@ func (s *Service) lead(ctx context.Context) (err error) {
 	if s.producer, err = s.factory.NewClient("learner",
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
-		kgo.ProducerBatchMaxBytes(32<<20),
+		kgo.ProducerBatchMaxBytes(weightsMaxBytes),
 		kgo.ProducerLinger(5*time.Millisecond),
 	); err != nil {
 		return err
@@ -579,6 +586,9 @@ func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 	b, err := eventspb.Marshal(ev)
 	if err != nil {
 		return err
+	}
+	if len(b) > weightsMaxBytes {
+		return fmt.Errorf("unable to publish weights version %d: %w", v, &VersionTooLargeError{Bytes: len(b), Max: weightsMaxBytes})
 	}
 	rec := &kgo.Record{Topic: s.catalog.Name(topics.Weights), Key: []byte(s.o.policyName), Value: b}
 	if err := s.weights.publishSettled(ctx, rec, ev, s.catalog.Name(topics.Weights), s.awaitLead); err != nil {
