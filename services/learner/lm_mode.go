@@ -26,6 +26,9 @@ type LMConfig struct {
 	// LR is Adam's learning rate on the trained blocks; 0 takes the
 	// learner's (WithHyper).
 	LR float64
+	// KL weighs the penalty on the answers' divergence from Model, the
+	// base (config.LM.KL); 0: none.
+	KL float64
 	// FrozenCache bounds, in bytes, the frozen blocks' outputs kept between
 	// the updates that draw a sample again (lm_frozen.go); 0 takes
 	// DefaultFrozenCacheBytes, below 0 turns it off.
@@ -121,6 +124,9 @@ func (s *lmStepper) step(batch []*sample) (stepStats, error) {
 	for i, x := range batch {
 		if lb[i].prox.set && !x.prox.set {
 			x.prox = lb[i].prox
+		}
+		if lb[i].ref.set && !x.lm.ref.set {
+			x.lm.ref = lb[i].ref
 		}
 	}
 	st.Staleness, st.MaxStaleness = 0, 0

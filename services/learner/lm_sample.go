@@ -33,6 +33,10 @@ type lmSample struct {
 	// prox is the proximal log-prob of the decoupled objective (GRPO),
 	// the answer's; lmStepper keeps it on the replay's sample.
 	prox proximal
+	// ref is the answer's log-prob under the reference model (the KL
+	// penalty's, lmTrainer.kl), taken at the sample's first use: the
+	// reference never changes.
+	ref proximal
 	// frozen is the sample's place in the twin's cache of frozen-block
 	// outputs (lm_frozen.go); the copies a batch makes share it. Nil: the
 	// sample is never cached.
@@ -89,29 +93,37 @@ var errOutsideLanguage = errors.New("not in the language")
 // sample's pass takes seconds on a long prompt: ctx is checked before
 // each, so that a stop does not wait for the whole batch.
 func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tensor, error) {
+	lp, _, err := lmScore(ctx, tw, samples, tw.logits)
+	return lp, err
+}
+
+// lmScore is lmLogProbs with the logits of logits (the twin's, or its
+// reference's: lmTwin.refLogits), and each answer's entropy: the sum over
+// its tokens of the constrained softmax's entropy, in nats, the measure of
+// how sharp the policy is (a collapse onto one answer drives it to 0).
+func lmScore(ctx context.Context, tw *lmTwin, samples []*lmSample, logits func(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error)) (*ts.Tensor, []float64, error) {
 	V := int64(tw.shape.Vocab)
 	s := &scope{}
-	var per []*ts.Tensor
+	var per, ents []*ts.Tensor
 	for _, smp := range samples {
 		if err := ctx.Err(); err != nil {
 			_ = s.finish()
-			return nil, err
+			return nil, nil, err
 		}
 		if smp.system > 0 {
 			if err := tw.setPrefix(smp.prompt[:smp.system]); err != nil {
 				_ = s.finish()
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		seq := append(append([]int32(nil), smp.prompt...), smp.answer[:len(smp.answer)-1]...)
-		logits, err := tw.logits(seq, len(smp.prompt)-1, smp.frozen)
+		rows, err := logits(seq, len(smp.prompt)-1, smp.frozen) // [A, V]: the positions whose next token is the answer's
 		if err != nil {
 			_ = s.finish()
-			return nil, err
+			return nil, nil, err
 		}
-		s.tmp = append(s.tmp, logits)
+		s.tmp = append(s.tmp, rows)
 		A := int64(len(smp.answer))
-		rows := logits // [A, V]: the positions whose next token is the answer's
 		mask := make([]float32, A*V)
 		for i := range mask {
 			mask[i] = -1e9
@@ -127,12 +139,19 @@ func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tenso
 		s.keep(mt, err)
 		pt, err := int64Tensor(pick, A, 1)
 		s.keep(pt, err)
-		lp := s.gather(s.logSoftmax(s.add(rows, mt), 1), 1, pt) // [A, 1]
+		ls := s.logSoftmax(s.add(rows, mt), 1) // [A, V]; a masked token's p is 0, its p·log p 0
+		lp := s.gather(ls, 1, pt)              // [A, 1]
 		per = append(per, s.reshape(s.sumAll(lp), 1))
+		ents = append(ents, s.reshape(s.neg(s.sumAll(s.mul(s.exp(ls), ls))), 1))
 	}
 	out := s.cat(0, per...)
-	if err := s.finish(out); err != nil {
-		return nil, fmt.Errorf("unable to score the answers: %w", err)
+	ent, err := s.values(s.cat(0, ents...))
+	if err != nil {
+		_ = s.finish()
+		return nil, nil, fmt.Errorf("unable to score the answers: %w", err)
 	}
-	return out, nil
+	if err := s.finish(out); err != nil {
+		return nil, nil, fmt.Errorf("unable to score the answers: %w", err)
+	}
+	return out, ent, nil
 }

@@ -21,14 +21,28 @@ type lmTrainer struct {
 	opt    *nn.Optimizer
 	hp     Hyper
 	params []*ts.Tensor // the trainable weights
+	// kl weighs the penalty on the policy samples' divergence from the
+	// reference model (the twin's refP); 0: none.
+	kl float64
 }
 
 // newLMTrainer trains m's top train blocks; cacheBytes bounds the twin's
-// cache of frozen-block outputs (0: off).
-func newLMTrainer(m *llama.Model, train int, hp Hyper, cacheBytes int64) (*lmTrainer, error) {
+// cache of frozen-block outputs (0: off). With kl > 0 the loss adds
+// kl times the answers' divergence from ref (the base model: m is the
+// newest version after a restart), ½(logp−ref)² a policy sample.
+func newLMTrainer(m *llama.Model, train int, hp Hyper, cacheBytes int64, ref *llama.Model, kl float64) (*lmTrainer, error) {
 	tw, err := newLMTwin(m, train)
 	if err != nil {
 		return nil, err
+	}
+	if kl > 0 {
+		if ref == nil {
+			ref = m
+		}
+		if err := tw.setReference(ref); err != nil {
+			tw.close()
+			return nil, err
+		}
 	}
 	if cacheBytes > 0 {
 		tw.cache = newFrozenCache(cacheBytes)
@@ -38,7 +52,7 @@ func newLMTrainer(m *llama.Model, train int, hp Hyper, cacheBytes int64) (*lmTra
 		tw.close()
 		return nil, fmt.Errorf("unable to build the optimiser: %w", err)
 	}
-	t := &lmTrainer{tw: tw, opt: opt, hp: hp}
+	t := &lmTrainer{tw: tw, opt: opt, hp: hp, kl: kl}
 	for _, w := range m.Tensors() {
 		if tw.trainable(w.Name) {
 			t.params = append(t.params, tw.p[w.Name])
@@ -64,13 +78,19 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 	defer func() {
 		st.FrozenLoaded, st.FrozenLoadFailed, st.FrozenComputed = tw.loaded-l, tw.loadFailed-lf, tw.computed-c
 	}()
-	logp, err := lmLogProbs(ctx, t.tw, batch)
+	logp, ent, err := lmScore(ctx, t.tw, batch, t.tw.logits)
 	if err != nil {
 		return st, err
 	}
 	s := &scope{}
 	s.tmp = append(s.tmp, logp)
 	defer func() { _ = s.finish() }()
+	var refT *ts.Tensor
+	if t.kl > 0 {
+		if refT, err = t.reference(ctx, s, batch); err != nil {
+			return st, err
+		}
+	}
 	advF, oldF, polF, demoF := make([]float32, B), make([]float32, B), make([]float32, B), make([]float32, B)
 	for i, x := range batch {
 		advF[i], oldF[i] = float32(x.adv), float32(x.logpOld)
@@ -105,6 +125,31 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 	pgLoss := s.mulScalar(s.sumAll(s.mul(pgPer, polT)), 1/nPol)
 	bcLoss := s.mulScalar(s.sumAll(s.mul(s.neg(logp), demoT)), 1/nDemo)
 	total := s.add(pgLoss, s.mulScalar(bcLoss, t.hp.BCCoef))
+	var klLoss *ts.Tensor
+	if refT != nil {
+		// ½(logp−ref)², the k2 estimator, as the loss: its gradient is
+		// the reverse KL(π‖π_ref)'s on samples from π, and grows linearly.
+		// k3 = exp(ref−logp) − (ref−logp) − 1 is the better estimate of
+		// the divergence's value (reported as RefKL), but as a loss its
+		// gradient is biased and explodes on an answer the update pushed
+		// far down (TestLMKLPenalty: 68 nats on one such answer, which then
+		// dragged the rewarded one up through their shared tokens).
+		d := s.sub(logp, refT)
+		klLoss = s.mulScalar(s.sumAll(s.mul(s.square(d), polT)), 0.5/nPol)
+		total = s.add(total, s.mulScalar(klLoss, t.kl))
+		if dv, err := s.values(d); err == nil {
+			for i, x := range batch {
+				if !x.demo {
+					st.RefKL += (math.Exp(-dv[i]) + dv[i] - 1) / nPol
+				}
+			}
+		}
+	}
+	for i, x := range batch {
+		if !x.demo {
+			st.Entropy += ent[i] / nPol
+		}
+	}
 	if s.err != nil {
 		return st, fmt.Errorf("unable to compute the loss: %w", s.err)
 	}
@@ -141,6 +186,41 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 		return st, fmt.Errorf("unable to take an optimiser step: %w", err)
 	}
 	return st, nil
+}
+
+// reference is the batch's answers' log-probs [B] under the reference
+// model, without a graph: a policy sample's taken at its first use (one
+// pass of the trained blocks over the frozen output the policy pass just
+// left in the cache) and kept on it (lmSample.ref); a demonstration's 0,
+// which the policy mask leaves out.
+func (t *lmTrainer) reference(ctx context.Context, s *scope, batch []*lmSample) (*ts.Tensor, error) {
+	var need []*lmSample
+	for _, x := range batch {
+		if !x.demo && !x.ref.set {
+			need = append(need, x)
+		}
+	}
+	if len(need) > 0 {
+		lp, _, err := lmScore(ctx, t.tw, need, t.tw.refLogits)
+		if err != nil {
+			return nil, fmt.Errorf("unable to score the answers under the reference model: %w", err)
+		}
+		vals, err := float64Values(lp)
+		_ = lp.Drop()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range need {
+			x.ref = proximal{logp: vals[i], set: true}
+		}
+	}
+	ref := make([]float32, len(batch))
+	for i, x := range batch {
+		if !x.demo {
+			ref[i] = float32(x.ref.logp)
+		}
+	}
+	return s.keep(float32Tensor(ref, int64(len(batch)))), nil
 }
 
 // decouple is GRPO's decoupled ratio on the language model, as the

@@ -38,7 +38,7 @@ func TestLMTrainerLearns(t *testing.T) {
 		before[w.Name] = append([]float32(nil), w.Data...)
 	}
 	err := onTorchThread(func() error {
-		tr, err := newLMTrainer(m, 1, hp, DefaultFrozenCacheBytes)
+		tr, err := newLMTrainer(m, 1, hp, DefaultFrozenCacheBytes, nil, 0)
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func TestLMDecoupledRatio(t *testing.T) {
 		hp := DefaultHyper()
 		hp.Algo, hp.LR = c.algo, 1e-2
 		err := onTorchThread(func() error {
-			tr, err := newLMTrainer(llama.Random(shape, 13), 1, hp, DefaultFrozenCacheBytes)
+			tr, err := newLMTrainer(llama.Random(shape, 13), 1, hp, DefaultFrozenCacheBytes, nil, 0)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package learner
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -25,10 +26,15 @@ import (
 //
 // All methods must run on a torch thread (onTorchThread).
 type lmTwin struct {
-	shape    gguf.Llama
-	vs       *nn.VarStore
-	p        map[string]*ts.Tensor
-	cos, sin *ts.Tensor // [context, head dim/2]
+	shape gguf.Llama
+	vs    *nn.VarStore
+	p     map[string]*ts.Tensor
+	// refP is p with the trainable weights replaced by the reference
+	// model's (setReference), which the KL penalty measures the answers
+	// against; nil: none.
+	refP     map[string]*ts.Tensor
+	refOwned []*ts.Tensor // refP's own tensors, freed by close
+	cos, sin *ts.Tensor   // [context, head dim/2]
 	train    int
 	prefix   *twinPrefix // nil until setPrefix
 	// prefixGen counts the prefixes set (the first is 1): a frozen output
@@ -148,7 +154,7 @@ func (t *lmTwin) setPrefix(ids []int32) error {
 		return err
 	}
 	p := &twinPrefix{ids: slices.Clone(ids)}
-	p.h, p.k, p.v = t.blocks(s, x, 0, t.frozen(), 0, nil, nil, true)
+	p.h, p.k, p.v = t.blocks(s, t.p, x, 0, t.frozen(), 0, nil, nil, true)
 	keep := append([]*ts.Tensor{p.h}, append(slices.Clone(p.k), p.v...)...)
 	if err := s.finish(keep...); err != nil {
 		return fmt.Errorf("unable to cache the prompt prefix: %w", err)
@@ -187,11 +193,11 @@ func (s *scope) causalMask(S, past int64) *ts.Tensor {
 	return s.keep(float32Tensor(m, S, n))
 }
 
-// blocks runs x [S, W], at positions pos0.., through blocks [lo, hi),
-// attending also to past keys and values (one per block, or none). With
-// keep it returns each block's keys and values as well (the positions of
-// x only).
-func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, pastV []*ts.Tensor, keep bool) (*ts.Tensor, []*ts.Tensor, []*ts.Tensor) {
+// blocks runs x [S, W], at positions pos0.., through blocks [lo, hi) with
+// weights p (the twin's, or the reference's: refP), attending also to past
+// keys and values (one per block, or none). With keep it returns each
+// block's keys and values as well (the positions of x only).
+func (t *lmTwin) blocks(s *scope, p map[string]*ts.Tensor, x *ts.Tensor, lo, hi int, pos0 int64, pastK, pastV []*ts.Tensor, keep bool) (*ts.Tensor, []*ts.Tensor, []*ts.Tensor) {
 	sh := t.shape
 	if !s.ok(x) {
 		return nil, nil, nil
@@ -205,7 +211,6 @@ func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, p
 		past = pastK[0].MustSize()[1]
 	}
 	mask := s.causalMask(S, past)
-	p := t.p
 	cos := s.reshape(s.narrow(t.cos, 0, pos0, S), S, 1, hd/2, 1)
 	sin := s.reshape(s.narrow(t.sin, 0, pos0, S), S, 1, hd/2, 1)
 	eps := s.scalarTensor(sh.NormEps)
@@ -256,6 +261,22 @@ func (t *lmTwin) blocks(s *scope, x *ts.Tensor, lo, hi int, pos0 int64, pastK, p
 // a slot whose actor kept the output (frozenRef) reads it from the store
 // rather than running the frozen blocks (lm_frozen.go).
 func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
+	return t.logitsWith(t.p, ids, from, slot)
+}
+
+// refLogits is logits under the reference weights (refP): the base
+// model's trained blocks and output norm over the same frozen output. The
+// result carries no graph (no reference weight wants a gradient).
+func (t *lmTwin) refLogits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
+	if t.refP == nil {
+		return nil, fmt.Errorf("unable to run the reference model: the twin has none")
+	}
+	return t.logitsWith(t.refP, ids, from, slot)
+}
+
+// logitsWith is logits with the trained blocks' and output norm's weights
+// from p.
+func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
 	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
@@ -291,7 +312,7 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 				_ = fs.finish()
 				return nil, err
 			}
-			x, _, _ = t.blocks(fs, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
+			x, _, _ = t.blocks(fs, t.p, x, 0, t.frozen(), T-int64(len(rest)), pastK, pastV, false)
 			if err := fs.finish(x); err != nil {
 				return nil, fmt.Errorf("unable to run the language model twin's frozen blocks: %w", err)
 			}
@@ -303,8 +324,7 @@ func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, er
 	if head != nil {
 		x = s.cat(0, head, x)
 	}
-	x, _, _ = t.blocks(s, x, t.frozen(), sh.Blocks, 0, nil, nil, false)
-	p := t.p
+	x, _, _ = t.blocks(s, p, x, t.frozen(), sh.Blocks, 0, nil, nil, false)
 	out := p["embed"]
 	if o, ok := p["output"]; ok {
 		out = o
@@ -365,8 +385,44 @@ func (s *scope) silu(x *ts.Tensor) *ts.Tensor {
 }
 
 // close frees the twin's weights.
+// setReference makes ref's trainable weights (the top blocks and output
+// norm of a model of the twin's shape) the reference the KL penalty
+// measures against: copies, which no optimiser step moves.
+func (t *lmTwin) setReference(ref *llama.Model) error {
+	if ref.Shape != t.shape {
+		return fmt.Errorf("unable to set the reference model: its shape %v is not the twin's %v", ref.Shape, t.shape)
+	}
+	refP := maps.Clone(t.p)
+	var owned []*ts.Tensor
+	for _, w := range ref.Tensors() {
+		if !t.trainable(w.Name) {
+			continue
+		}
+		x, err := float32Tensor(w.Data, w.Shape...)
+		if err != nil {
+			for _, o := range owned {
+				_ = o.Drop()
+			}
+			return fmt.Errorf("unable to load reference weight %q: %w", w.Name, err)
+		}
+		refP[w.Name] = x
+		owned = append(owned, x)
+	}
+	t.dropReference()
+	t.refP, t.refOwned = refP, owned
+	return nil
+}
+
+func (t *lmTwin) dropReference() {
+	for _, o := range t.refOwned {
+		_ = o.Drop()
+	}
+	t.refP, t.refOwned = nil, nil
+}
+
 func (t *lmTwin) close() {
 	t.cache.clear()
+	t.dropReference()
 	t.vs.Destroy()
 	if t.prefix != nil {
 		t.prefix.drop()

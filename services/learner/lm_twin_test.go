@@ -213,7 +213,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 				if mode == "reused" {
 					cache = DefaultFrozenCacheBytes
 				}
-				tr, err := newLMTrainer(m, 2, DefaultHyper(), cache)
+				tr, err := newLMTrainer(m, 2, DefaultHyper(), cache, nil, 0)
 				if err != nil {
 					return err
 				}

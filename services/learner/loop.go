@@ -130,7 +130,7 @@ func (s *Service) newStepper(ctx context.Context) (stepper, error) {
 		if s.lm.cfg.LR > 0 {
 			hp.LR = s.lm.cfg.LR
 		}
-		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, hp, s.lm.cfg.frozenCacheBytes())
+		lt, err := newLMTrainer(s.lm.model, s.lm.cfg.TrainBlocks, hp, s.lm.cfg.frozenCacheBytes(), s.lm.cfg.Model, s.lm.cfg.KL)
 		if err != nil {
 			return nil, err
 		}

@@ -572,7 +572,7 @@ func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 		Updates:           uint64(s.updates.Load()),
 		Metrics: map[string]float64{
 			"loss": st.Loss, "policy_loss": st.PolicyLoss, "value_loss": st.ValueLoss, "entropy": st.Entropy,
-			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL,
+			"bc_loss": st.BCLoss, "clip_frac": st.ClipFrac, "approx_kl": st.ApproxKL, "ref_kl": st.RefKL,
 			"behaviour_weight": st.BehaviourWeight, "behaviour_capped": st.BehaviourCapped,
 			"staleness": st.Staleness, "max_staleness": st.MaxStaleness,
 			"policy_samples": float64(st.Policy), "demo_in_batch": float64(st.Demo),

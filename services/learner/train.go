@@ -168,6 +168,10 @@ func (s *sample) bytes() int {
 // stepStats are one update's diagnostics.
 type stepStats struct {
 	Loss, PolicyLoss, ValueLoss, Entropy, BCLoss, ClipFrac, ApproxKL float64
+	// RefKL is the language model's divergence from its reference: the
+	// mean k3 estimate, exp(ref−logp) − (ref−logp) − 1, over the batch's
+	// policy samples (0 without the penalty).
+	RefKL float64
 	// BehaviourWeight is the mean π_prox/π_behav of the batch's policy
 	// samples under a decoupled objective (1 under the others), and
 	// BehaviourCapped the share left out above BehaviourCap.

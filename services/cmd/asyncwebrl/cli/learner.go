@@ -72,7 +72,7 @@ func newLearner(d deps) (app.Service, error) {
 			return nil, err
 		}
 		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
-			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR,
+			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR, KL: d.cfg.LM.KL,
 			FrozenCache: frozenCacheBytes(d.cfg.LM.FrozenCacheMB), Frozen: frozen}))
 	}
 	if d.cfg.Loop == "sync" {
