@@ -3,6 +3,7 @@ package lm
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,7 +56,16 @@ func System(s action.Set) string {
 	var b strings.Builder
 	b.WriteString("You are a web agent. You see a web page as a list of elements, each with its id in brackets, and you act on it to reach the goal.\n")
 	b.WriteString("Answer with exactly one action on one line, and nothing else. The actions:\n")
-	for _, t := range s.Types() {
+	// noop goes last: listed first (the action table's order), it was the
+	// base model's greedy answer to the bid set's prompt in 95 of 105
+	// steps of focus-text-2 and click-dialog (12-07), every episode then
+	// running out of steps.
+	noop := func(t eventspb.ActionType) bool { return t == eventspb.ActionType_ACTION_TYPE_NOOP }
+	types := s.Types()
+	if slices.ContainsFunc(types, noop) {
+		types = append(slices.DeleteFunc(slices.Clone(types), noop), eventspb.ActionType_ACTION_TYPE_NOOP)
+	}
+	for _, t := range types {
 		r, _ := action.ByType(t)
 		fmt.Fprintf(&b, "%s(%s): %s\n", r.Name, signature(r), r.Doc)
 	}
