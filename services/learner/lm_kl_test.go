@@ -11,9 +11,9 @@ import (
 // TestLMKLPenalty: the penalty on the divergence from the base model holds
 // the policy near it. At the start the policy is its reference, so the
 // divergence is 0; after the same five updates, the answers' log-probs
-// have moved less far from the reference's with the penalty than without. The reference
-// log-prob is taken once per sample: its pass over the cached frozen
-// output shows as a cache hit in the first update only.
+// have moved less far from the reference's with the penalty than without.
+// The reference log-prob is taken once per sample: its pass over the
+// cached frozen output shows as a cache hit in the first update only.
 func TestLMKLPenalty(t *testing.T) {
 	shape, answerOn := okCancelChat(t)
 	moved, away := map[float64]float64{}, map[float64]float64{}

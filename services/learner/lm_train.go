@@ -132,8 +132,8 @@ func (t *lmTrainer) step(ctx context.Context, batch []*lmSample) (st stepStats, 
 		// k3 = exp(ref−logp) − (ref−logp) − 1 is the better estimate of
 		// the divergence's value (reported as RefKL), but as a loss its
 		// gradient is biased and explodes on an answer the update pushed
-		// far down (TestLMKLPenalty's toy model, with k3 as the loss: 68 nats on
-		// one such answer, whose gradient then drove the update).
+		// far down (TestLMKLPenalty's toy model, with k3 as the loss: 68
+		// nats on one such answer, whose gradient then drove the update).
 		d := s.sub(logp, refT)
 		klLoss = s.mulScalar(s.sumAll(s.mul(s.square(d), polT)), 0.5/nPol)
 		total = s.add(total, s.mulScalar(klLoss, t.kl))

@@ -384,7 +384,6 @@ func (s *scope) silu(x *ts.Tensor) *ts.Tensor {
 	return s.keep(x.Silu(false))
 }
 
-// close frees the twin's weights.
 // setReference makes ref's trainable weights (the top blocks and output
 // norm of a model of the twin's shape) the reference the KL penalty
 // measures against: copies, which no optimiser step moves.
@@ -413,6 +412,7 @@ func (t *lmTwin) setReference(ref *llama.Model) error {
 	return nil
 }
 
+// dropReference frees the reference's own tensors (the rest are p's).
 func (t *lmTwin) dropReference() {
 	for _, o := range t.refOwned {
 		_ = o.Drop()
@@ -420,6 +420,7 @@ func (t *lmTwin) dropReference() {
 	t.refP, t.refOwned = nil, nil
 }
 
+// close frees the twin's weights.
 func (t *lmTwin) close() {
 	t.cache.clear()
 	t.dropReference()
