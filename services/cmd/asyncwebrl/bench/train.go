@@ -251,8 +251,12 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	if cfg.Learner.Families != "" {
 		fmt.Fprintf(stdout, "bench train: tasks %s\n", cfg.Learner.Families)
 	}
+	suite := cfg.Suite
+	if l := timeLimitName(cfg); l != "" {
+		suite += " (time limit " + l + ")"
+	}
 	fmt.Fprintf(stdout, "bench train: suite %s, tiers up to %s, target %s held-out ≥ %.0f%% over the last %d greedy episodes, held for %d held-out episodes, cap %s, seeds %s, %s executors, latency %s, %d cores, learner %s, algo %s, broker %s\n",
-		cfg.Suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
+		suite, cfg.Learner.MaxTier, bt.tier, 100*bt.target, bt.window, bt.hold, bt.cap, seedRange(cfg.Seed, bt.seeds), execs, lats, runtime.NumCPU(), core, cfg.Learner.Algo, strings.Join(cfg.Brokers, ","))
 	if bt.evalEvery > 0 {
 		stops := "every run goes to the cap (--stop cap)"
 		if bt.stop == "judge" {

@@ -46,6 +46,14 @@ type runRecord struct {
 	EvalEveryS   float64 `json:"eval_every_s"`
 	EvalEpisodes int     `json:"eval_episodes"`
 	Algo         string  `json:"algo"`
+	// TimeLimit is a MiniWoB++ run's -miniwob-time-limit ("" before it was
+	// recorded, and for the built-in suite: the page's own). Under a
+	// latency profile the page's timer counts the injected waits: at 24
+	// executors under heavy, sync's lock-step rounds (every executor waits
+	// for the slowest page) ran out of click-checkboxes-large's 20 s after
+	// two steps an episode, 0% of its first 84 (12-07), so the two modes
+	// are compared with it off and runs with and without never merge.
+	TimeLimit string `json:"miniwob_time_limit,omitempty"`
 	// The cell and the run.
 	Latency   string `json:"latency"`
 	Executors int    `json:"executors"`
@@ -98,7 +106,7 @@ type checkpointRecord struct {
 func newRunRecord(r trainRun, bt trainFlags, cfg *config.Config, seed uint64) runRecord {
 	rec := runRecord{Format: recordVersion, Suite: cfg.Suite, Tasks: r.cell.tasks, Tier: bt.tier.String(), Target: bt.target,
 		Window: bt.window, Hold: bt.hold, CapS: bt.cap.Seconds(), EvalEveryS: bt.evalEvery.Seconds(), EvalEpisodes: bt.evalEpisodes,
-		Algo: cfg.Learner.Algo, Latency: r.cell.latency, Executors: r.cell.executors, Mode: r.mode, Seed: seed, Run: r.seed,
+		Algo: cfg.Learner.Algo, TimeLimit: timeLimitName(cfg), Latency: r.cell.latency, Executors: r.cell.executors, Mode: r.mode, Seed: seed, Run: r.seed,
 		Commit: buildCommit(), Ended: time.Now().UTC().Truncate(time.Second),
 		Reached: r.reached, ToTargetS: r.toTarget.Seconds(), WallS: r.wall.Seconds(), Episodes: r.episodes, Steps: r.steps,
 		AllSteps: r.allSteps, CPU: r.cpu, Machine: r.machine, Versions: r.versions, ClipFrac: r.clipFrac, Staleness: r.staleness,
@@ -132,9 +140,22 @@ func (rec runRecord) run() trainRun {
 // judging is what the record's run was judged by, as it prints: two runs
 // of one cell must agree on it.
 func (rec runRecord) judging() string {
-	return fmt.Sprintf("suite %s, tier %s, target %g, window %d, hold %d, cap %s, checkpoints every %s of %d episodes a task, algo %s",
+	limit := ""
+	if catalog.Suite(rec.Suite) == catalog.SuiteMiniWoB {
+		limit = ", MiniWoB++ time limit " + cmp.Or(rec.TimeLimit, "page")
+	}
+	return fmt.Sprintf("suite %s, tier %s, target %g, window %d, hold %d, cap %s, checkpoints every %s of %d episodes a task, algo %s%s",
 		rec.Suite, rec.Tier, rec.Target, rec.Window, rec.Hold, time.Duration(rec.CapS*float64(time.Second)),
-		time.Duration(rec.EvalEveryS*float64(time.Second)), rec.EvalEpisodes, rec.Algo)
+		time.Duration(rec.EvalEveryS*float64(time.Second)), rec.EvalEpisodes, rec.Algo, limit)
+}
+
+// timeLimitName is cfg's -miniwob-time-limit as recorded: "" for the
+// built-in suite, which has no page timer.
+func timeLimitName(cfg *config.Config) string {
+	if catalog.Suite(cfg.Suite) != catalog.SuiteMiniWoB {
+		return ""
+	}
+	return config.MiniWoBTimeLimitName(cfg.Actor.MiniWoBTimeLimit)
 }
 
 // buildCommit is the binary's VCS revision, short, "+dirty" when built

@@ -31,8 +31,8 @@ func recordedRun(cell trainCell, mode string, seed, min int, reached bool) train
 
 // TestTrainRecordsMerge: runs recorded in two sittings (a cell each, one
 // of them in two seed ranges) print as one sweep; a run recorded twice, a
-// cell judged two ways and a malformed line are refused with where they
-// are.
+// cell judged two ways (another target, the page's timer off) and a
+// malformed line are refused with where they are.
 func TestTrainRecordsMerge(t *testing.T) {
 	dir := t.TempDir()
 	bt := trainFlags{target: 0.8, tier: catalog.Medium, window: 40, hold: 20, cap: 6 * time.Minute, evalEvery: time.Minute, evalEpisodes: 10}
@@ -115,6 +115,14 @@ func TestTrainRecordsMerge(t *testing.T) {
 	other := write("other.jsonl", recordedRun(heavy8, "async", 4, 2, true))
 	if err := trainFromRecords([]string{a, other}, "", "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "judged differently") || !strings.Contains(err.Error(), "target 0.7") {
 		t.Errorf("a cell judged two ways: %v", err)
+	}
+	// A run without the page's timer never merges with runs under it.
+	bt.target = 0.8
+	cfg.Actor.MiniWoBTimeLimit, _ = config.ParseMiniWoBTimeLimit("off")
+	untimed := write("untimed.jsonl", recordedRun(heavy8, "async", 5, 2, true))
+	if err := trainFromRecords([]string{a, untimed}, "", "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "judged differently") ||
+		!strings.Contains(err.Error(), "time limit off") || !strings.Contains(err.Error(), "time limit page") {
+		t.Errorf("a cell with and without the page's timer: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(mustRead(t, b)+"{\"format\": 1, \"mode\": \"fast\"}\n"), 0o644); err != nil {
