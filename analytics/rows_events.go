@@ -83,6 +83,7 @@ func newActionTable() eventTable {
 			val("lm_invalid_reason", func(a action) string { return a.GetLm().GetInvalidReason() }),
 			val("lm_latency_ms", func(a action) uint32 { return a.GetLm().GetLatencyMs() }),
 			val("lm_attempts", func(a action) uint32 { return a.GetLm().GetAttempts() }),
+			val("lm_answer", func(a action) string { return a.GetLm().GetAnswer() }),
 		),
 		fields(kindOf(ActionKind)))
 }

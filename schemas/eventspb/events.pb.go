@@ -1639,9 +1639,14 @@ type LMOutput struct {
 	// training the blocks above frozen_blocks starts from them rather than
 	// running the frozen blocks again. Empty on evaluation (greedy) steps and
 	// when the actor keeps none (-lm-frozen-states=false).
-	FrozenSha256  string `protobuf:"bytes,13,opt,name=frozen_sha256,json=frozenSha256,proto3" json:"frozen_sha256,omitempty"`
-	FrozenBlocks  uint32 `protobuf:"varint,14,opt,name=frozen_blocks,json=frozenBlocks,proto3" json:"frozen_blocks,omitempty"`
-	FrozenRows    uint32 `protobuf:"varint,15,opt,name=frozen_rows,json=frozenRows,proto3" json:"frozen_rows,omitempty"`
+	FrozenSha256 string `protobuf:"bytes,13,opt,name=frozen_sha256,json=frozenSha256,proto3" json:"frozen_sha256,omitempty"`
+	FrozenBlocks uint32 `protobuf:"varint,14,opt,name=frozen_blocks,json=frozenBlocks,proto3" json:"frozen_blocks,omitempty"`
+	FrozenRows   uint32 `protobuf:"varint,15,opt,name=frozen_rows,json=frozenRows,proto3" json:"frozen_rows,omitempty"`
+	// The answer's form (-lm-answer): "action" (one action line; "" before
+	// the form was recorded) or "target" (a comment line naming the
+	// element, then the action on it). The learner scores the answer in
+	// the language of its form.
+	Answer        string `protobuf:"bytes,16,opt,name=answer,proto3" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1779,6 +1784,13 @@ func (x *LMOutput) GetFrozenRows() uint32 {
 		return x.FrozenRows
 	}
 	return 0
+}
+
+func (x *LMOutput) GetAnswer() string {
+	if x != nil {
+		return x.Answer
+	}
+	return ""
 }
 
 // Topic `rewards`, key episode_id: outcome of the action at envelope.step.
@@ -2973,7 +2985,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x03raw\x18\x1e \x01(\tR\x03raw\x12\x16\n" +
 	"\x06greedy\x18\x1f \x01(\bR\x06greedy\x12'\n" +
 	"\x02lm\x18  \x01(\v2\x17.asyncwebrl.v1.LMOutputR\x02lmB\r\n" +
-	"\v_text_token\"\xdb\x03\n" +
+	"\v_text_token\"\xf3\x03\n" +
 	"\bLMOutput\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x12\n" +
@@ -2992,7 +3004,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\rfrozen_sha256\x18\r \x01(\tR\ffrozenSha256\x12#\n" +
 	"\rfrozen_blocks\x18\x0e \x01(\rR\ffrozenBlocks\x12\x1f\n" +
 	"\vfrozen_rows\x18\x0f \x01(\rR\n" +
-	"frozenRows\"\xf4\x02\n" +
+	"frozenRows\x12\x16\n" +
+	"\x06answer\x18\x10 \x01(\tR\x06answer\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +
 	"\x06reward\x18\x02 \x01(\x01R\x06reward\x12\x1d\n" +

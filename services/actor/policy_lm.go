@@ -51,6 +51,7 @@ type LMModel struct {
 type lmPolicy struct {
 	m         LMModel
 	set       action.Set
+	answer    lm.Answer
 	dec       *lm.Decoder
 	maxTokens int
 	log       *slog.Logger
@@ -72,17 +73,18 @@ type lmServing struct {
 	version uint64
 }
 
-// NewLMPolicy is the lm backend over model m with action set s; answers
-// longer than maxTokens tokens end the step as an invalid answer.
-func NewLMPolicy(m LMModel, s action.Set, maxTokens int, log *slog.Logger) (Policy, error) {
+// NewLMPolicy is the lm backend over model m with action set s, answering
+// in form a; answers longer than maxTokens tokens end the step as an
+// invalid answer.
+func NewLMPolicy(m LMModel, s action.Set, a lm.Answer, maxTokens int, log *slog.Logger) (Policy, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &lmPolicy{m: m, set: s, dec: lm.NewDecoder(m.Tokenizer, m.EOS), maxTokens: maxTokens, log: log,
+	p := &lmPolicy{m: m, set: s, answer: a, dec: lm.NewDecoder(m.Tokenizer, m.EOS), maxTokens: maxTokens, log: log,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x1ad))}
 	// The system message is the same for every decision: run once, its
 	// keys and values copied into each decision's cache.
-	p.prefixIDs = lm.SystemIDs(m.Tokenizer, s)
+	p.prefixIDs = lm.SystemIDs(m.Tokenizer, s, a)
 	var err error
 	if p.serve, err = p.serving(m.Session, 0); err != nil {
 		return nil, err
@@ -119,7 +121,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	sv := p.serve
-	lang := lm.NewLanguage(lp.obs, p.set, q.Avoid...)
+	lang := lm.NewLanguage(lp.obs, p.set, p.answer, q.Avoid...)
 	kv := sv.prefix.Clone()
 	// A sampled step on a tapped session keeps the hidden states of every
 	// token it feeds (greedy steps are evaluation: no training data).
@@ -143,7 +145,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 		rng = rand.New(rand.NewPCG(p.rng.Uint64(), p.rng.Uint64()))
 		p.rngMu.Unlock()
 	}
-	out := &eventspb.LMOutput{Backend: BackendLM, Model: p.m.Name, PromptTokens: uint32(len(p.prefixIDs) + len(lp.ids)), Attempts: 1}
+	out := &eventspb.LMOutput{Backend: BackendLM, Model: p.m.Name, Answer: string(p.answer), PromptTokens: uint32(len(p.prefixIDs) + len(lp.ids)), Attempts: 1}
 	var text strings.Builder
 	var logp float64
 	finish := "length"

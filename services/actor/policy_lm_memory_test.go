@@ -11,6 +11,7 @@ import (
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/procstat"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama/llamatest"
 )
@@ -30,7 +31,7 @@ func TestIntegrationLMSwapKeepsMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	eos, _ := tok.ID("<|im_end|>")
-	p, err := NewLMPolicy(LMModel{Model: m, Session: sess, Tokenizer: tok, EOS: eos, Threads: 1}, action.SetBid, 48, nil)
+	p, err := NewLMPolicy(LMModel{Model: m, Session: sess, Tokenizer: tok, EOS: eos, Threads: 1}, action.SetBid, lm.AnswerAction, 48, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func testLMShape(vocab int) gguf.Llama {
 // no version is refused and the serving version stays.
 func TestLMPolicySwap(t *testing.T) {
 	m := testLM(t)
-	p, err := NewLMPolicy(m, action.SetBid, 48, nil)
+	p, err := NewLMPolicy(m, action.SetBid, lm.AnswerAction, 48, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestLMPolicySwap(t *testing.T) {
 // dead letter.
 func TestLMPolicyDecide(t *testing.T) {
 	m := testLM(t)
-	p, err := NewLMPolicy(m, action.SetBid, 64, nil)
+	p, err := NewLMPolicy(m, action.SetBid, lm.AnswerAction, 64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestLMPolicyDecide(t *testing.T) {
 		}
 	}
 
-	short, err := NewLMPolicy(m, action.SetBid, 2, nil)
+	short, err := NewLMPolicy(m, action.SetBid, lm.AnswerAction, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ type openaiPolicy struct {
 }
 
 // NewOpenAIPolicy is the openai backend over client cl, offering the
-// actions of set s; with grammar, each request carries the page's action
+// actions of set s in prompt's answer form; with grammar, each request carries the page's action
 // grammar (lm.Grammar), so that a server that honours it (llama.cpp)
 // answers only with actions the page can take.
 func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, grammar bool, log *slog.Logger) Policy {
@@ -51,6 +52,7 @@ func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, gramm
 		log = slog.Default()
 	}
 	prompt.Set = s
+	prompt.Answer = cmp.Or(prompt.Answer, lm.AnswerAction)
 	return &openaiPolicy{cl: cl, set: s, prompt: prompt, grammar: grammar, log: log}
 }
 
@@ -75,7 +77,7 @@ func (p *openaiPolicy) Decide(ctx context.Context, in Input, q Query) (Decision,
 	if p.grammar {
 		// A greedy episode's actions already tried from this state are
 		// left out, as the features network's greedy choice leaves them.
-		grammar = lm.Grammar(li.obs, p.set, q.Avoid...)
+		grammar = lm.Grammar(li.obs, p.set, p.prompt.Answer, q.Avoid...)
 	}
 	c, err := p.cl.Complete(ctx, li.msgs, q.Greedy, grammar)
 	if err != nil {
@@ -86,7 +88,7 @@ func (p *openaiPolicy) Decide(ctx context.Context, in Input, q Query) (Decision,
 		return Decision{}, &stageError{"model server", err}
 	}
 	out := &eventspb.LMOutput{
-		Backend: BackendOpenAI, Model: p.cl.Model(), Text: c.Text, FinishReason: c.FinishReason,
+		Backend: BackendOpenAI, Model: p.cl.Model(), Answer: string(p.prompt.Answer), Text: c.Text, FinishReason: c.FinishReason,
 		PromptTokens: uint32(c.PromptTokens), LatencyMs: uint32(c.Latency.Milliseconds()), Attempts: uint32(c.Attempts),
 	}
 	for _, t := range c.Tokens {

@@ -18,6 +18,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/gguf"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/llama"
 	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
@@ -49,7 +50,7 @@ func TestIntegrationLearnerTrainsALanguageModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := actor.NewLMPolicy(actor.LMModel{Model: base, Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Threads: 1}, action.SetBid, 32, nil)
+	p, err := actor.NewLMPolicy(actor.LMModel{Model: base, Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Threads: 1}, action.SetBid, lm.AnswerAction, 32, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,14 @@ import (
 // base model, its tokenizer and end token, the run's action set (the
 // prompts' and the constraint's), and how many top blocks learn.
 type LMConfig struct {
-	Model       *llama.Model
-	Tokenizer   *tokenizer.Tokenizer
-	EOS         int32
-	Set         action.Set
+	Model     *llama.Model
+	Tokenizer *tokenizer.Tokenizer
+	EOS       int32
+	Set       action.Set
+	// Answer is the run's answer form (config.LM.Answer), the form a
+	// demonstration is cloned in; a model's step is scored in the form it
+	// recorded (Action.lm.answer). "": lm.AnswerAction.
+	Answer      lm.Answer
 	TrainBlocks int
 	// LR is Adam's learning rate on the trained blocks; 0 takes the
 	// learner's (WithHyper).
@@ -83,7 +87,7 @@ func newLMMode(c LMConfig) *lmMode {
 
 // sampleOf is tr's step as a language-model sample.
 func (l *lmMode) sampleOf(tr *eventspb.Transition) (*lmSample, error) {
-	return newLMSample(l.cfg.Tokenizer, l.dec, tr.GetObs(), tr.GetAction(), l.cfg.Set)
+	return newLMSample(l.cfg.Tokenizer, l.dec, tr.GetObs(), tr.GetAction(), l.cfg.Set, l.cfg.Answer)
 }
 
 // adopt takes a published version's tensors into the base model.

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,9 +45,11 @@ type lmSample struct {
 }
 
 // newLMSample rebuilds a sampled step's prompt and constraint from its
-// observation and action. Greedy steps (evaluation) are no training data;
-// an action without its token ids is not a language model's.
-func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observation, a *eventspb.Action, set action.Set) (*lmSample, error) {
+// observation and action, in the answer form the step recorded (a
+// demonstration: form, the run's). Greedy steps (evaluation) are no
+// training data; an action without its token ids is not a language
+// model's.
+func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observation, a *eventspb.Action, set action.Set, form lm.Answer) (*lmSample, error) {
 	answer := a.GetLm().GetTokenIds()
 	if len(answer) == 0 {
 		if a.GetEnvelope().GetSource() != eventspb.Source_SOURCE_DEMO {
@@ -54,16 +57,19 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		}
 		// A demonstration is its action's text, as the model would write
 		// it: cloned token by token.
-		answer = tok.Encode(a.GetRaw(), false)
+		form = cmp.Or(form, lm.AnswerAction)
+		answer = tok.Encode(lm.AnswerText(obs, a.GetRaw(), a.GetBid(), form), false)
+	} else {
+		form = lm.Of(a.GetLm())
 	}
-	sys := lm.SystemIDs(tok, set)
+	sys := lm.SystemIDs(tok, set, form)
 	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
 	if o := a.GetLm(); o.GetFrozenSha256() != "" {
 		// The twin checks that the actor's states are the ones it needs
 		// (its blocks, these tokens) before it uses them (lmTwin.load).
 		s.frozen.ref = &frozenRef{sha: o.GetFrozenSha256(), blocks: int(o.GetFrozenBlocks()), rows: int(o.GetFrozenRows())}
 	}
-	lang := lm.NewLanguage(obs, set)
+	lang := lm.NewLanguage(obs, set, form)
 	text := ""
 	for i, id := range s.answer {
 		ids, end := dec.Allowed(lang, text)

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -27,7 +28,8 @@ import (
 // (LMModel.Frozen) and the twin starts from them (to 3e-4 a token: the
 // states are half precision), and when those states
 // cannot be used (tampered, or after other blocks) the twin computes its
-// own.
+// own, and when the actor answers in the target form (scored in the form
+// the step recorded, whatever the learner's own).
 func TestLMLogProbsMatchTheActor(t *testing.T) {
 	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
 	if err != nil {
@@ -42,11 +44,15 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		tap  int // the actor's tap block (0: keeps no states)
+		// answer is the actor's answer form ("": lm.AnswerAction); the
+		// learner scores each step in the form it recorded.
+		answer lm.Answer
 		// spoil makes the kept states unusable: the twin must compute.
 		spoil          func(t *testing.T, st *casstore.Store, s *lmSample)
 		loaded, failed int64
 	}{
 		{name: "computed"},
+		{name: "target-answer", answer: lm.AnswerTarget},
 		{name: "actor-states", tap: 1, loaded: 6},
 		{name: "tampered", tap: 1, failed: 6, spoil: func(t *testing.T, st *casstore.Store, s *lmSample) {
 			if err := os.WriteFile(filepath.Join(st.Dir(), s.frozen.ref.sha), []byte("not the states"), 0o644); err != nil {
@@ -66,7 +72,7 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Frozen: store}, action.SetBid, 48, nil)
+			p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Frozen: store}, action.SetBid, cmp.Or(tc.answer, lm.AnswerAction), 48, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,9 +89,12 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := newLMSample(tok, dec, obs, d.Action, action.SetBid)
+				s, err := newLMSample(tok, dec, obs, d.Action, action.SetBid, lm.AnswerAction)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if got := lm.Of(d.Action.GetLm()); got != cmp.Or(tc.answer, lm.AnswerAction) {
+					t.Fatalf("the action recorded answer form %q", got)
 				}
 				if (s.frozen.ref != nil) != (tc.tap > 0) {
 					t.Fatalf("actor tapped after %d blocks: states kept %v", tc.tap, s.frozen.ref != nil)
@@ -136,7 +145,7 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 	}
 	// A step whose answer leaves the page's language is refused.
 	bad := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: "x"}, Lm: &eventspb.LMOutput{TokenIds: []int32{int32('z')}}}
-	if _, err := newLMSample(tok, dec, obs, bad, action.SetBid); err == nil {
+	if _, err := newLMSample(tok, dec, obs, bad, action.SetBid, lm.AnswerAction); err == nil {
 		t.Error("an answer outside the language was scored")
 	}
 }

@@ -225,6 +225,6 @@ func okCancelChat(t *testing.T) (gguf.Llama, func(answer string) (*lmSample, err
 	dec := lm.NewDecoder(tok, eos)
 	return shape, func(answer string) (*lmSample, error) {
 		a := &eventspb.Action{Envelope: &eventspb.Envelope{EventId: answer}, Lm: &eventspb.LMOutput{TokenIds: tok.Encode(answer, false)}}
-		return newLMSample(tok, dec, obs, a, action.SetBid)
+		return newLMSample(tok, dec, obs, a, action.SetBid, lm.AnswerAction)
 	}
 }

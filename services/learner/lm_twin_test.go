@@ -178,7 +178,7 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 func BenchmarkLMStepSmolLM2(b *testing.B) {
 	m, tok := llamatest.SmolLM2(b)
 	set := action.SetBid
-	sys := lm.SystemIDs(tok, set)
+	sys := lm.SystemIDs(tok, set, lm.AnswerAction)
 	var user []int32
 	for i := 0; len(user) < 400; i++ {
 		user = append(user, tok.Encode(fmt.Sprintf("[%d] button \"Option %d\" at (%d, %d)\n", i+3, i, 10*i, 20+i), false)...)

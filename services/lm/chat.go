@@ -30,13 +30,13 @@ func CheckChatML(template string) error {
 }
 
 // SystemIDs and UserIDs are the token form of a decision's chat in
-// ChatML: the system turn (the same for every page of action set s: a
-// model may cache it) and the user turn with the assistant's opening,
-// after which the answer follows. The actor's lm backend and the learner
-// build them here, so the learner scores an answer after exactly the
-// tokens the actor's model read.
-func SystemIDs(tok Encoder, s action.Set) []int32 {
-	return tok.Encode("<|im_start|>system\n"+System(s)+"<|im_end|>\n", true)
+// ChatML: the system turn (the same for every page of action set s and
+// answer form a: a model may cache it) and the user turn with the
+// assistant's opening, after which the answer follows. The actor's lm
+// backend and the learner build them here, so the learner scores an
+// answer after exactly the tokens the actor's model read.
+func SystemIDs(tok Encoder, s action.Set, a Answer) []int32 {
+	return tok.Encode("<|im_start|>system\n"+System(s, a)+"<|im_end|>\n", true)
 }
 
 func UserIDs(tok Encoder, obs *eventspb.Observation, s action.Set) []int32 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/asyncwebrl/asyncwebrl/services/lm/tokenizer"
 )
@@ -15,6 +16,12 @@ type Decoder struct {
 	tok   *tokenizer.Tokenizer
 	texts []string // each token's text (special tokens: "", never allowed)
 	eos   int32
+	// byFirst groups the tokens by their text's first byte, in id order:
+	// a token can follow an answer only if its first byte can, so Allowed
+	// asks the language about 256 bytes and then about the few tokens
+	// they admit, rather than about all 49,152 (a target answer's
+	// language has an alternative per element and action).
+	byFirst [256][]int32
 }
 
 // NewDecoder is the decoder over tok's vocabulary, ending answers with eos.
@@ -23,6 +30,9 @@ func NewDecoder(tok *tokenizer.Tokenizer, eos int32) *Decoder {
 	for id := range tok.Len() {
 		if s := tok.Token(int32(id)); s != "" && !tok.IsSpecial(int32(id)) {
 			d.texts[id] = tok.Decode([]int32{int32(id)})
+			if t := d.texts[id]; t != "" {
+				d.byFirst[t[0]] = append(d.byFirst[t[0]], int32(id))
+			}
 		}
 	}
 	return d
@@ -44,11 +54,24 @@ func (d *Decoder) EOS() int32 { return d.eos }
 // the answer may end here.
 func (d *Decoder) Allowed(l *Language, out string) (ids []int32, end bool) {
 	end = l.Complete(out)
-	for id, s := range d.texts {
-		if s != "" && l.Prefix(out+s) {
-			ids = append(ids, int32(id))
+	// The language's prefixes are closed under taking a prefix: a token
+	// whose first byte cannot follow cannot either.
+	next := []byte(out + " ")
+	for c := range 256 {
+		if len(d.byFirst[c]) == 0 {
+			continue
+		}
+		next[len(out)] = byte(c)
+		if !l.Prefix(string(next)) {
+			continue
+		}
+		for _, id := range d.byFirst[c] {
+			if l.Prefix(out + d.texts[id]) {
+				ids = append(ids, id)
+			}
 		}
 	}
+	slices.Sort(ids) // in id order, as a sampler's draw depends on it
 	return ids, end
 }
 

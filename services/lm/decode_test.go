@@ -3,6 +3,7 @@ package lm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
@@ -20,7 +21,7 @@ func TestDecoder(t *testing.T) {
 	}
 	eos, _ := tok.ID("<|im_end|>")
 	d := NewDecoder(tok, eos)
-	l := NewLanguage(page(), action.SetBid)
+	l := NewLanguage(page(), action.SetBid, AnswerAction)
 	texts := func(ids []int32) map[string]bool {
 		m := map[string]bool{}
 		for _, id := range ids {
@@ -74,5 +75,43 @@ func TestDecoder(t *testing.T) {
 	}
 	if _, err := d.Pick(&Language{}, "", logits, true, nil); err != ErrNoToken {
 		t.Errorf("empty language: %v", err)
+	}
+}
+
+// TestDecoderAllowedByFirstByte: the tokens Allowed admits, found through
+// their first bytes, are exactly those a check of every token admits, in
+// id order, over a vocabulary with multi-byte tokens (the answers' words,
+// spaces and a newline inside tokens), at every prefix of sampled answers
+// in both forms.
+func TestDecoderAllowedByFirstByte(t *testing.T) {
+	v := tokenizer.ByteVocab("<|im_end|>")
+	for _, s := range []string{"click", `("`, `")`, "#Ġbutton", "ĠĠ", `]Ċclick`, `Ġ"`, "Login", `"5`, "fill", `ĠtextboxĠ"`, `Ġ[`, "Ċ", `",Ġ"`, "noop()", "é"} {
+		v.Tokens, v.Types = append(v.Tokens, s), append(v.Types, 1)
+	}
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eos, _ := tok.ID("<|im_end|>")
+	d := NewDecoder(tok, eos)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, a := range Answers {
+		l := NewLanguage(page(), action.SetBidCoord, a)
+		for range 40 {
+			s := sample(l, rng)
+			for i := range len(s) + 1 {
+				out := s[:i]
+				got, _ := d.Allowed(l, out)
+				var want []int32
+				for id := range tok.Len() {
+					if x := d.Text(int32(id)); x != "" && l.Prefix(out+x) {
+						want = append(want, int32(id))
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: after %q: allowed %v, every token's check %v", a, out, got, want)
+				}
+			}
+		}
 	}
 }

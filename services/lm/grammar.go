@@ -22,8 +22,8 @@ const maxGrammarText = 80
 // greedy episode's actions already taken from this page state, as
 // policy.GreedyAvoiding leaves them out) are left out of the grammar: a
 // click, double click or hover of the same bid; other actions stay.
-func Grammar(obs *eventspb.Observation, s action.Set, avoid ...*eventspb.Action) string {
-	return NewLanguage(obs, s, avoid...).Grammar()
+func Grammar(obs *eventspb.Observation, s action.Set, a Answer, avoid ...*eventspb.Action) string {
+	return NewLanguage(obs, s, a, avoid...).Grammar()
 }
 
 // gbnfString is s as a GBNF string literal.

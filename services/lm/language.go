@@ -40,10 +40,13 @@ type part struct {
 	lits []string
 }
 
-// NewLanguage is the language of obs's page with action set s, less the
-// element actions of avoid (a greedy episode's actions already taken from
-// this page state: a click, double click or hover of the same bid).
-func NewLanguage(obs *eventspb.Observation, s action.Set, avoid ...*eventspb.Action) *Language {
+// NewLanguage is the language of obs's page with action set s in answer
+// form a, less the element actions of avoid (a greedy episode's actions
+// already taken from this page state: a click, double click or hover of
+// the same bid). In AnswerTarget form an element action is one
+// alternative per element, its comment line and its bid written out
+// together, so that the comment the model wrote decides the bid.
+func NewLanguage(obs *eventspb.Observation, s action.Set, a Answer, avoid ...*eventspb.Action) *Language {
 	l := &Language{}
 	lit := func(x string) part { return part{kind: partLit, lits: []string{x}} }
 	quoted := func(xs []string) part {
@@ -62,6 +65,14 @@ func NewLanguage(obs *eventspb.Observation, s action.Set, avoid ...*eventspb.Act
 		}
 		return out
 	}
+	targets := map[string]string{} // bid: its comment line (AnswerTarget)
+	if a == AnswerTarget {
+		for _, e := range obs.GetElements() {
+			if _, ok := targets[e.GetBid()]; !ok && e.GetBid() != "" {
+				targets[e.GetBid()] = targetLine(e)
+			}
+		}
+	}
 	for _, t := range s.Types() {
 		r, _ := action.ByType(t)
 		call := func(args ...part) {
@@ -72,7 +83,18 @@ func NewLanguage(obs *eventspb.Observation, s action.Set, avoid ...*eventspb.Act
 				}
 				alt = append(alt, a)
 			}
-			l.alts = append(l.alts, append(alt, lit(")")))
+			alt = append(alt, lit(")"))
+			if a != AnswerTarget || r.Target != action.TargetElement {
+				l.alts = append(l.alts, alt)
+				return
+			}
+			// One alternative per bid, its comment before the call.
+			for _, bid := range args[0].lits {
+				b, _ := strconv.Unquote(bid)
+				el := slices.Clone(alt)
+				el[0], el[1] = lit(targets[b]+string(r.Name)+"("), lit(bid)
+				l.alts = append(l.alts, el)
+			}
 		}
 		bids := bidsOf(r.Roles)
 		if r.Name == action.Click || r.Name == action.DblClick || r.Name == action.Hover {

@@ -49,7 +49,7 @@ func sample(l *Language, rng *rand.Rand) string {
 func TestLanguage(t *testing.T) {
 	obs := page()
 	for _, set := range []action.Set{action.SetBid, action.SetBidCoord} {
-		l := NewLanguage(obs, set)
+		l := NewLanguage(obs, set, AnswerAction)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for range 2000 {
 			s := sample(l, rng)
@@ -81,7 +81,7 @@ func TestLanguage(t *testing.T) {
 			}
 		}
 	}
-	if l := NewLanguage(page(), action.SetBid); l.Prefix("mouse_click(") || !l.Prefix(`press("Control+a`) {
+	if l := NewLanguage(page(), action.SetBid, AnswerAction); l.Prefix("mouse_click(") || !l.Prefix(`press("Control+a`) {
 		t.Error("the bid set's language")
 	}
 }
@@ -89,7 +89,7 @@ func TestLanguage(t *testing.T) {
 // FuzzLanguagePrefix: Prefix never panics, and a complete string is a
 // prefix.
 func FuzzLanguagePrefix(f *testing.F) {
-	l := NewLanguage(page(), action.SetBidCoord)
+	l := NewLanguage(page(), action.SetBidCoord, AnswerTarget)
 	for _, s := range []string{`click("3")`, `fill("4", "x`, "mouse_click(12, 3", "", `"`} {
 		f.Add(s)
 	}
@@ -104,7 +104,7 @@ func FuzzLanguagePrefix(f *testing.F) {
 // brings the rest), but bytes that are no UTF-8 are refused, so that a
 // complete answer is always valid UTF-8.
 func TestLanguageUTF8(t *testing.T) {
-	l := NewLanguage(page(), action.SetBid)
+	l := NewLanguage(page(), action.SetBid, AnswerAction)
 	e := "é" // 2 bytes
 	if !l.Prefix(`fill("3", "caf` + e[:1]) {
 		t.Error("a character's first byte at the end was refused")
@@ -115,6 +115,72 @@ func TestLanguageUTF8(t *testing.T) {
 	for _, bad := range []string{`fill("3", "caf` + e[:1] + `x`, `fill("3", "` + "\xff", `fill("3", "` + e[:1] + `")`} {
 		if l.Prefix(bad) {
 			t.Errorf("%q is a prefix", bad)
+		}
+	}
+}
+
+// TestLanguageTarget: in the target form every element action comes after
+// the comment line of the element it acts on, and only that element's
+// (a comment decides the bid); actions on no element have no comment;
+// every answer parses, and ParseReply takes the action after the comment;
+// an action without its comment, or after another element's, is refused.
+func TestLanguageTarget(t *testing.T) {
+	obs := page()
+	for _, set := range []action.Set{action.SetBid, action.SetBidCoord} {
+		l := NewLanguage(obs, set, AnswerTarget)
+		rng := rand.New(rand.NewPCG(3, 4))
+		comments := 0
+		for range 2000 {
+			s := sample(l, rng)
+			if !l.Complete(s) {
+				t.Fatalf("%s: sampled %q is not complete", set, s)
+			}
+			for i := range len(s) {
+				if !l.Prefix(s[:i]) {
+					t.Fatalf("%s: %q is not a prefix of the language (of %q)", set, s[:i], s)
+				}
+			}
+			comment, act, ok := strings.Cut(s, "\n")
+			if !ok {
+				act = s
+			}
+			a, err := action.Parse(act)
+			if err != nil {
+				t.Fatalf("%s: %q does not parse: %v", set, s, err)
+			}
+			if r, _ := action.ByName(a.Type); r.Target == action.TargetElement {
+				// ParseReply takes the action after its comment (a point
+				// may be outside the frame: the language does not know it).
+				if got, err := ParseReply(s, obs, set); err != nil || got.String() != a.String() {
+					t.Fatalf("%s: %q parsed to %v, %v", set, s, got, err)
+				}
+			}
+			r, _ := action.ByName(a.Type)
+			if !ok {
+				if r.Target == action.TargetElement {
+					t.Fatalf("%s: %q acts on an element without naming it", set, s)
+				}
+				continue
+			}
+			comments++
+			if r.Target != action.TargetElement || !strings.HasSuffix(comment, " ["+a.BID+"]") || !strings.HasPrefix(act, string(a.Type)+"(") {
+				t.Fatalf("%s: %q: the comment names another element than %s's %q", set, s, a.Type, a.BID)
+			}
+		}
+		if comments == 0 {
+			t.Fatalf("%s: no answer named an element", set)
+		}
+		for _, bad := range []string{`click("5")`, "# button \"Login\" [5]\nclick(\"3\")", "# button \"Login\" [3]\nclick(\"3\")",
+			"# button \"Login\" [5]\nnoop()", "# button \"Login\" [5]\nfill(\"5\", \"x\")"} {
+			if l.Complete(bad) {
+				t.Errorf("%s: %q is complete", set, bad)
+			}
+		}
+		for _, good := range []string{"# button \"Login\" [5]\nclick(\"5\")", "# textbox \"Password\" [4]\nfill(\"4\", \"x_9b\")", "noop()",
+			"# checkbox \"remember me\" [6]\nclick(\"6\")", "# combobox [7]\nselect_option(\"7\", \"red\")"} {
+			if !l.Complete(good) {
+				t.Errorf("%s: %q is not complete", set, good)
+			}
 		}
 	}
 }

@@ -42,6 +42,8 @@ func TestPrompt(t *testing.T) {
 				o.Set = action.Set(a.Vals[0])
 			case "elements":
 				fmt.Sscan(a.Vals[0], &o.MaxElements)
+			case "answer":
+				o.Answer = Answer(a.Vals[0])
 			}
 		}
 		obs := page()
@@ -55,7 +57,7 @@ func TestPrompt(t *testing.T) {
 				avoid = append(avoid, &eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "5"},
 					&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "3", Text: "x"})
 			}
-			return Grammar(obs, o.Set, avoid...)
+			return Grammar(obs, o.Set, o.withDefaults().Answer, avoid...)
 		default:
 			d.Fatalf(t, "unknown command %s", d.Cmd)
 		}

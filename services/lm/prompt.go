@@ -31,6 +31,9 @@ type PromptOptions struct {
 	// MaxText clips each element text, value and text line in runes
 	// (default 80).
 	MaxText int
+	// Answer is the answer's form the system message asks for (default
+	// AnswerAction).
+	Answer Answer
 }
 
 func (o PromptOptions) withDefaults() PromptOptions {
@@ -46,16 +49,25 @@ func (o PromptOptions) withDefaults() PromptOptions {
 	if o.MaxText <= 0 {
 		o.MaxText = 80
 	}
+	if o.Answer == "" {
+		o.Answer = AnswerAction
+	}
 	return o
 }
 
-// System is the system message for action set s: what the agent is and
-// the grammar of its one-line answer, a line per action of the set, from
-// the action table.
-func System(s action.Set) string {
+// System is the system message for action set s and answer form a: what
+// the agent is and the grammar of its answer, a line per action of the
+// set, from the action table.
+func System(s action.Set, a Answer) string {
 	var b strings.Builder
 	b.WriteString("You are a web agent. You see a web page as a list of elements, each with its id in brackets, and you act on it to reach the goal.\n")
-	b.WriteString("Answer with exactly one action on one line, and nothing else. The actions:\n")
+	if a == AnswerTarget {
+		b.WriteString("Answer with exactly one action, and nothing else. Before an action on an element, name the element on a comment line, its role and text first and its id last, then write the action on the next line:\n")
+		b.WriteString("# button \"<text>\" [<id>]\nclick(\"<id>\")\n")
+		b.WriteString("The actions:\n")
+	} else {
+		b.WriteString("Answer with exactly one action on one line, and nothing else. The actions:\n")
+	}
 	// noop goes last: listed first (the action table's order), it was the
 	// base model's greedy answer to the bid set's prompt in 95 of 105
 	// steps of focus-text-2 and click-dialog (12-07), every episode then
@@ -98,7 +110,7 @@ func signature(r action.Row) string {
 // action set and a user message with the goal, the page and the memory.
 func Prompt(obs *eventspb.Observation, o PromptOptions) []Message {
 	o = o.withDefaults()
-	return []Message{{Role: "system", Content: System(o.Set)}, {Role: "user", Content: User(obs, o)}}
+	return []Message{{Role: "system", Content: System(o.Set, o.Answer)}, {Role: "user", Content: User(obs, o)}}
 }
 
 // User is the prompt's user message for obs.

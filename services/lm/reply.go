@@ -26,8 +26,9 @@ const maxReplyScan = 4 << 10
 // ParseReply takes the first valid action out of a model's reply: the
 // first line that holds one action of the grammar (a line may wrap it in
 // backticks or lead with "Action:"), of action set s, whose bids are on
-// obs's page and whose points are in its frame. It returns an
-// *InvalidError when there is none.
+// obs's page and whose points are in its frame. A comment line (# …: an
+// AnswerTarget reply's element) names no action, whatever text it quotes.
+// It returns an *InvalidError when there is none.
 func ParseReply(reply string, obs *eventspb.Observation, s action.Set) (action.Action, error) {
 	if len(reply) > maxReplyScan {
 		reply = reply[:maxReplyScan]
@@ -36,6 +37,9 @@ func ParseReply(reply string, obs *eventspb.Observation, s action.Set) (action.A
 	var firstErr error
 	budget := maxParses
 	for line := range strings.Lines(reply) {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
 		a, ok := actionIn(line, &budget)
 		if !ok {
 			continue

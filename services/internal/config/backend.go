@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
 )
 
 // PolicyBackends are the values of -policy-backend.
@@ -18,7 +20,8 @@ type LM struct {
 	// Model is the GGUF file; empty: <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf,
 	// where infra/setup.sh lm puts it.
 	Model string
-	// MaxTokens bounds one answer (default 48); Threads is ONNX Runtime's
+	// MaxTokens bounds one answer (default 96: a target-form answer's
+	// comment and a fill of 80 characters); Threads is ONNX Runtime's
 	// intra-op threads per decision (default 1: the executors' decisions
 	// run side by side).
 	MaxTokens, Threads int
@@ -39,6 +42,11 @@ type LM struct {
 	// FrozenCacheMB bounds the learner's cache of what the frozen blocks
 	// make of a sample, kept for its next draw (default 1024; 0: off).
 	FrozenCacheMB int
+	// Answer is the answers' form, the lm and openai backends' alike:
+	// "action" (default: one BrowserGym action line) or "target" (an
+	// action on an element after a comment line naming the element by
+	// its role and text, which decides the bid: lm.AnswerTarget).
+	Answer string
 	// FrozenStates has the actors keep each sampled step's hidden states
 	// after the blocks the learner does not train, in <run-dir>/lm-frozen
 	// (named on the action), so that the learner runs the trained blocks
@@ -52,12 +60,13 @@ func FrozenDir(runDir string) string { return filepath.Join(runDir, "lm-frozen")
 
 func (l *LM) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Model, "lm-model", "", "lm backend: the model's GGUF file (llama architecture, byte-level BPE, ChatML); empty = <run-dir>/lm/SmolLM2-135M-Instruct.Q4_1.gguf from infra/setup.sh lm (env "+envName("lm-model")+")")
-	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 48, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
+	fs.IntVar(&l.MaxTokens, "lm-max-tokens", 96, "lm backend: longest answer in tokens (env "+envName("lm-max-tokens")+")")
 	fs.IntVar(&l.Threads, "lm-threads", 1, "lm backend: ONNX Runtime threads per decision (env "+envName("lm-threads")+")")
 	fs.Float64Var(&l.LR, "lm-lr", 3e-5, "lm backend: the learner's Adam learning rate on the trained blocks (-lr is the features network's) (env "+envName("lm-lr")+")")
 	fs.Float64Var(&l.KL, "lm-kl", 0, "lm backend: weight of GRPO's penalty on the divergence of the answers' log-probs from the base model's (DeepSeekMath's β; a reference pass of the trained blocks per sample, once); 0 = off (env "+envName("lm-kl")+")")
 	fs.IntVar(&l.FrozenCacheMB, "lm-frozen-cache-mb", 1024, "lm backend: MiB of the frozen blocks' outputs the learner keeps per sample for its next draw, which then costs the trained blocks alone; 0 = off (env "+envName("lm-frozen-cache-mb")+")")
 	fs.BoolVar(&l.FrozenStates, "lm-frozen-states", true, "lm backend: actors keep each sampled step's hidden states after the untrained blocks in <run-dir>/lm-frozen for the learner, which then runs the trained blocks alone (~0.3 MB a step on disk) (env "+envName("lm-frozen-states")+")")
+	fs.StringVar(&l.Answer, "lm-answer", "action", "lm and openai backends: the answers' form: action (one BrowserGym action line) or target (an action on an element after a comment line naming it, # role \"text\" [id], which decides the id: a small model picks an element by its words) (env "+envName("lm-answer")+")")
 	fs.IntVar(&l.TrainBlocks, "lm-train-blocks", 2, "lm backend: the model's top blocks the learner trains (GRPO); a version carries those alone (env "+envName("lm-train-blocks")+")")
 }
 
@@ -76,7 +85,7 @@ type OpenAI struct {
 	// a timed-out or refused (429, 5xx) request is sent again (default 2).
 	Timeout time.Duration
 	Retries int
-	// MaxTokens bounds one reply (default 48).
+	// MaxTokens bounds one reply (default 96, as -lm-max-tokens).
 	MaxTokens int
 	// Grammar sends each page's action grammar (GBNF, llama.cpp's
 	// "grammar" field) so the server can only answer with an action the
@@ -93,7 +102,7 @@ func (o *OpenAI) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "openai-timeout", 60*time.Second, "openai backend: bound of one request (env "+envName("openai-timeout")+")")
 	fs.IntVar(&o.Retries, "openai-retries", 2, "openai backend: times a timed-out or refused (429, 5xx) request is sent again (env "+envName("openai-retries")+")")
 	fs.BoolVar(&o.Grammar, "openai-grammar", true, "openai backend: send each page's action grammar (GBNF, llama.cpp's grammar field), so the model can only answer with an action the page can take; false: it answers freely and an invalid reply runs as a noop (env "+envName("openai-grammar")+")")
-	fs.IntVar(&o.MaxTokens, "openai-max-tokens", 48, "openai backend: longest reply in tokens (env "+envName("openai-max-tokens")+")")
+	fs.IntVar(&o.MaxTokens, "openai-max-tokens", 96, "openai backend: longest reply in tokens (env "+envName("openai-max-tokens")+")")
 }
 
 // validate checks the server's settings when the backend is used.
@@ -151,5 +160,10 @@ func (c *Config) validateBackend() error {
 	case c.LM.FrozenCacheMB < 0:
 		return fmt.Errorf("invalid -lm-frozen-cache-mb %d: want 0 (off) or more", c.LM.FrozenCacheMB)
 	}
+	a, err := lm.ParseAnswer(c.LM.Answer)
+	if err != nil {
+		return fmt.Errorf("invalid -lm-answer: %w", err)
+	}
+	c.LM.Answer = string(a)
 	return c.OpenAI.validate(c.PolicyBackend)
 }

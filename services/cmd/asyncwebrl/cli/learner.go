@@ -14,6 +14,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/learner"
+	"github.com/asyncwebrl/asyncwebrl/services/lm"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/reporter"
 )
@@ -72,7 +73,7 @@ func newLearner(d deps) (app.Service, error) {
 			return nil, err
 		}
 		opts = append(opts, learner.WithLanguageModel(learner.LMConfig{Model: l.Model, Tokenizer: l.Tokenizer, EOS: l.EOS,
-			Set: action.Set(d.cfg.ActionSet), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR, KL: d.cfg.LM.KL,
+			Set: action.Set(d.cfg.ActionSet), Answer: lm.Answer(d.cfg.LM.Answer), TrainBlocks: d.cfg.LM.TrainBlocks, LR: d.cfg.LM.LR, KL: d.cfg.LM.KL,
 			FrozenCache: frozenCacheBytes(d.cfg.LM.FrozenCacheMB), Frozen: frozen}))
 	}
 	if d.cfg.Loop == "sync" {

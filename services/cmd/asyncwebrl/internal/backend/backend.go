@@ -35,8 +35,8 @@ func Policy(cfg *config.Config, log *slog.Logger) (actor.Policy, error) {
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
-	log.Info("policy backend: a model behind an OpenAI-compatible server", "base_url", o.BaseURL, "model", o.Model, "grammar", o.Grammar, "api_key", o.APIKey)
-	return actor.NewOpenAIPolicy(cl, action.Set(cfg.ActionSet), lm.PromptOptions{}, o.Grammar, log), nil
+	log.Info("policy backend: a model behind an OpenAI-compatible server", "base_url", o.BaseURL, "model", o.Model, "grammar", o.Grammar, "answer", cfg.LM.Answer, "api_key", o.APIKey)
+	return actor.NewOpenAIPolicy(cl, action.Set(cfg.ActionSet), lm.PromptOptions{Answer: lm.Answer(cfg.LM.Answer)}, o.Grammar, log), nil
 }
 
 // Option is Policy as the actor's option: none for features.
@@ -123,7 +123,7 @@ func LMPolicy(cfg *config.Config, l *LM, log *slog.Logger) (actor.Policy, error)
 		return nil, err
 	}
 	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads, Frozen: store},
-		action.Set(cfg.ActionSet), cfg.LM.MaxTokens, log)
+		action.Set(cfg.ActionSet), lm.Answer(cfg.LM.Answer), cfg.LM.MaxTokens, log)
 	if err != nil {
 		_ = sess.Close()
 		return nil, err
