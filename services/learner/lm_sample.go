@@ -58,7 +58,7 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		// A demonstration is its action's text, as the model would write
 		// it: cloned token by token.
 		form = cmp.Or(form, lm.AnswerAction)
-		answer = tok.Encode(lm.AnswerText(obs, a.GetRaw(), a.GetBid(), form), false)
+		answer = tok.Encode(lm.AnswerText(obs, a, form), false)
 	} else {
 		form = lm.Of(a.GetLm())
 	}

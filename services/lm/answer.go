@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
 // Answer is the form of a model's answer.
@@ -64,15 +65,17 @@ func targetLine(e *eventspb.Element) string {
 	return b.String()
 }
 
-// AnswerText is what a model answering in form a writes for the action
-// raw (its text, as action.Action's String gives it) on element bid of
-// obs ("": none): the demonstrations' answers, cloned token by token.
-func AnswerText(obs *eventspb.Observation, raw, bid string, a Answer) string {
-	if a != AnswerTarget || bid == "" {
+// AnswerText is what a model answering in form a writes for action act on
+// obs (its Raw text, and in AnswerTarget form, when it acts on an element,
+// that element's comment line first): a demonstration's answer, cloned
+// token by token.
+func AnswerText(obs *eventspb.Observation, act *eventspb.Action, a Answer) string {
+	raw := act.GetRaw()
+	if r, ok := action.ByType(act.GetType()); a != AnswerTarget || !ok || r.Target != action.TargetElement {
 		return raw
 	}
 	for _, e := range obs.GetElements() {
-		if e.GetBid() == bid {
+		if e.GetBid() == act.GetBid() {
 			return targetLine(e) + raw
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
 )
 
@@ -180,6 +181,35 @@ func TestLanguageTarget(t *testing.T) {
 			"# checkbox \"remember me\" [6]\nclick(\"6\")", "# combobox [7]\nselect_option(\"7\", \"red\")"} {
 			if !l.Complete(good) {
 				t.Errorf("%s: %q is not complete", set, good)
+			}
+		}
+	}
+}
+
+// TestAnswerText: a demonstration's answer in each form is in the page's
+// language of that form: a comment before an action on an element (its
+// first element of that bid), none before a press or a wait.
+func TestAnswerText(t *testing.T) {
+	obs := page()
+	for _, tc := range []struct {
+		act    *eventspb.Action
+		target string
+	}{
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_CLICK, Bid: "5", Raw: `click("5")`}, "# button \"Login\" [5]\nclick(\"5\")"},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_FILL, Bid: "4", Text: "x_9b", Raw: `fill("4", "x_9b")`}, "# textbox \"Password\" [4]\nfill(\"4\", \"x_9b\")"},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_PRESS, Bid: "4", Key: "Enter", Raw: `press("Enter")`}, `press("Enter")`},
+		{&eventspb.Action{Type: eventspb.ActionType_ACTION_TYPE_NOOP, Raw: `noop()`}, `noop()`},
+	} {
+		for _, a := range Answers {
+			got, want := AnswerText(obs, tc.act, a), tc.act.GetRaw()
+			if a == AnswerTarget {
+				want = tc.target
+			}
+			if got != want {
+				t.Errorf("%s, %s: %q, want %q", tc.act.GetRaw(), a, got, want)
+			}
+			if l := NewLanguage(obs, action.SetBid, a); !l.Complete(got) {
+				t.Errorf("%s: %q is not in the page's language", a, got)
 			}
 		}
 	}
