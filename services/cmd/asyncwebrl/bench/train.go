@@ -98,7 +98,11 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
                  default every family of -suite up to -max-tier); judge them with
                  --tier set to their tier
   --latency L    a sweep over latency profiles, comma-separated, e.g. none,web,heavy
-                 (default: the one -latency-profile)
+                 (default: the one -latency-profile); on MiniWoB++ add
+                 -miniwob-time-limit=off: the pages' timers count the injected waits,
+                 and under heavy at 24 executors sync's lock-step rounds ran out of
+                 click-checkboxes-large's 20 s after two steps (the limit is recorded,
+                 and runs with and without it never merge)
   --executors N  a sweep over executor counts, comma-separated, e.g. 8,24 (default:
                  the one -executors); with either sweep every cell (profile x count)
                  runs its K seeds per mode, and a last table gives sync/async per cell
