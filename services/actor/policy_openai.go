@@ -44,9 +44,9 @@ type openaiPolicy struct {
 }
 
 // NewOpenAIPolicy is the openai backend over client cl, offering the
-// actions of set s in prompt's answer form; with grammar, each request carries the page's action
-// grammar (lm.Grammar), so that a server that honours it (llama.cpp)
-// answers only with actions the page can take.
+// actions of set s in prompt's answer form; with grammar, each request
+// carries the page's action grammar (lm.Grammar), so that a server that
+// honours it (llama.cpp) answers only with actions the page can take.
 func NewOpenAIPolicy(cl *lm.Client, s action.Set, prompt lm.PromptOptions, grammar bool, log *slog.Logger) Policy {
 	if log == nil {
 		log = slog.Default()

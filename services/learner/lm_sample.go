@@ -1,7 +1,6 @@
 package learner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +56,6 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		}
 		// A demonstration is its action's text, as the model would write
 		// it: cloned token by token.
-		form = cmp.Or(form, lm.AnswerAction)
 		answer = tok.Encode(lm.AnswerText(obs, a, form), false)
 	} else {
 		form = lm.Of(a.GetLm())

@@ -65,11 +65,11 @@ func NewLanguage(obs *eventspb.Observation, s action.Set, a Answer, avoid ...*ev
 		}
 		return out
 	}
-	targets := map[string]string{} // bid: its comment line (AnswerTarget)
+	targets := map[string]string{} // quoted bid, as a call writes it: its comment line (AnswerTarget)
 	if a == AnswerTarget {
 		for _, e := range obs.GetElements() {
-			if _, ok := targets[e.GetBid()]; !ok && e.GetBid() != "" {
-				targets[e.GetBid()] = targetLine(e)
+			if q := strconv.Quote(e.GetBid()); e.GetBid() != "" && targets[q] == "" {
+				targets[q] = targetLine(e)
 			}
 		}
 	}
@@ -90,9 +90,8 @@ func NewLanguage(obs *eventspb.Observation, s action.Set, a Answer, avoid ...*ev
 			}
 			// One alternative per bid, its comment before the call.
 			for _, bid := range args[0].lits {
-				b, _ := strconv.Unquote(bid)
 				el := slices.Clone(alt)
-				el[0], el[1] = lit(targets[b]+string(r.Name)+"("), lit(bid)
+				el[0], el[1] = lit(targets[bid]+string(r.Name)+"("), lit(bid)
 				l.alts = append(l.alts, el)
 			}
 		}
