@@ -22,10 +22,15 @@ import (
 // Lo and Hi, when set (each as long as X), are a band around the line, for
 // example the spread across seeds: filled in the series' colour, faint,
 // under every line. A point whose Lo or Hi is not finite breaks the band.
+//
+// Marks draws a glyph at every point, for a series of a few measurements
+// (a sweep's cells) that should not read as a sampled curve; a lone point
+// between gaps is marked either way.
 type Series struct {
 	Name   string
 	X, Y   []float64
 	Lo, Hi []float64
+	Marks  bool
 }
 
 // Chart describes one plot.
@@ -40,6 +45,9 @@ type Chart struct {
 	Series []Series
 	// Width, Height are the image's size in pixels (default 900x500).
 	Width, Height int
+	// LegendLeft puts the legend in the top left corner (default: top
+	// right, where a rising line ends).
+	LegendLeft bool
 }
 
 // HLine is a horizontal reference line at Y, drawn dashed with its Label.
@@ -86,6 +94,7 @@ func (c Chart) render() ([]byte, error) {
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	p.Legend.Left = c.LegendLeft
 	if fixed(c.YMin, c.YMax) {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
 	} else {
@@ -116,7 +125,7 @@ func (c Chart) render() ([]byte, error) {
 			if k == 0 && s.Name != "" {
 				p.Legend.Add(s.Name, l)
 			}
-			if len(seg) == 1 {
+			if len(seg) == 1 || s.Marks {
 				// A lone point between gaps has no line: mark it.
 				sc, err := plotter.NewScatter(seg)
 				if err != nil {
@@ -184,6 +193,11 @@ func (c Chart) validate() (yLo, yHi float64, err error) {
 			if y := s.Y[i]; finite(y) {
 				yLo, yHi = math.Min(yLo, y), math.Max(yHi, y)
 				n++
+			}
+			// A band is in view too: an interval cut off at the axis
+			// would read as narrower than it is.
+			if s.Lo != nil && finite(s.Lo[i]) && finite(s.Hi[i]) {
+				yLo, yHi = math.Min(yLo, s.Lo[i]), math.Max(yHi, s.Hi[i])
 			}
 		}
 	}

@@ -193,3 +193,20 @@ func TestWriteFile(t *testing.T) {
 		t.Error("WriteFile of an empty chart succeeded")
 	}
 }
+
+// Marks draws a glyph at every point: more of the series' colour than its
+// line alone. A band widens the fitted y axis, so that an interval is not
+// cut off at the axis.
+func TestMarksAndBandInView(t *testing.T) {
+	s := Series{Name: "ratio", X: []float64{0.1, 0.5, 0.8}, Y: []float64{1.5, 2, 4}}
+	plain := len(pixels(decode(t, Chart{YMin: 0, YMax: 5, Series: []Series{s}}), Palette[0]))
+	s.Marks = true
+	marked := len(pixels(decode(t, Chart{YMin: 0, YMax: 5, Series: []Series{s}}), Palette[0]))
+	if marked <= plain+30 {
+		t.Errorf("%d pixels of the series' colour with marks, %d without: want three glyphs more", marked, plain)
+	}
+	s.Lo, s.Hi = []float64{1, 1.2, 3}, []float64{2, 3, 6.5}
+	if lo, hi, err := (Chart{Series: []Series{s}}).validate(); err != nil || lo != 1 || hi != 6.5 {
+		t.Errorf("fitted y range [%v, %v] (%v), want the band's [1, 6.5]", lo, hi, err)
+	}
+}

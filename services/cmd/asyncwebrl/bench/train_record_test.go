@@ -93,7 +93,8 @@ func TestTrainRecordsMerge(t *testing.T) {
 		r.cell != heavy8 || r.taskSteps["miniwob/ascending-numbers"] != 360 {
 		t.Errorf("round trip: %+v", r)
 	}
-	// Charted: a line per executor count and task set, named by its length.
+	// Charted: a line per executor count and task set, named by its length,
+	// and the heavy cell's ratio (a sync run capped) marked as a bound.
 	cells, _ := mergeRecords(append(recs, mustRecords(t, b)...), make([]string, 8))
 	var all []trainRun
 	var list []trainCell
@@ -103,7 +104,8 @@ func TestTrainRecordsMerge(t *testing.T) {
 	if names, _ := groupRuns(all); len(names) != 6 || !strings.HasSuffix(names[len(names)-1], ", click-button") {
 		t.Errorf("curve groups %q: want a mode per cell, the task set named", names)
 	}
-	if c := sweepChart(all, list); len(c.Series) != 2 || !strings.Contains(c.Series[0].Name, "(6.0 steps an episode)") || len(c.Series[0].X) != 2 {
+	if c := sweepChart(all, list); len(c.Series) != 3 || !strings.Contains(c.Series[0].Name, "(6.0 steps an episode)") || len(c.Series[0].X) != 2 ||
+		!strings.HasPrefix(c.Series[2].Name, "≥") || c.Series[2].Y[0] != c.Series[0].Y[1] {
 		t.Errorf("chart series %+v", c.Series)
 	}
 

@@ -151,13 +151,17 @@ func stepsPerEpisode(runs []trainRun) float64 {
 // sweepChart draws sync/async per cell against the profile's median server
 // delay, one line per executor count (and task set, with several, named by
 // its episodes' mean length: the ratio against latency and task length),
-// with a parity line at 1.
+// each cell a marked point with its 95% interval as a band, and a parity
+// line at 1. A cell where sync's median is only a lower bound (sync hit the
+// cap in half or more of its runs) is marked again on a series of its own,
+// so the chart does not read a bound as a measurement.
 func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 	c := chart.Chart{
-		Title:  "bench train: how many times sooner async reaches the target",
-		XLabel: "latency profile's median server delay (s)",
-		YLabel: "sync/async, median time to target",
-		HLines: []chart.HLine{{Y: 1, Label: "parity"}},
+		Title:      "bench train: how many times sooner async reaches the target",
+		XLabel:     "latency profile's median server delay (s)",
+		YLabel:     "sync/async, median time to target (95% interval)",
+		HLines:     []chart.HLine{{Y: 1, Label: "parity"}},
+		LegendLeft: true,
 	}
 	type line struct {
 		executors int
@@ -166,11 +170,12 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 	several := len(taskSets(cells)) > 1
 	lines := map[line]*chart.Series{}
 	var order []line
+	bound := chart.Series{Name: "≥: sync at its cap, a lower bound", Marks: true}
 	for _, cell := range cells {
 		k := line{cell.executors, cell.tasks}
 		s, ok := lines[k]
 		if !ok {
-			s = &chart.Series{Name: strconv.Itoa(cell.executors) + " executors"}
+			s = &chart.Series{Name: strconv.Itoa(cell.executors) + " executors", Marks: true}
 			if several {
 				var set []trainRun
 				for _, o := range cells {
@@ -184,15 +189,29 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 			order = append(order, k)
 		}
 		p, _ := webenv.ParseProfile(cell.latency)
-		y := math.NaN()
+		x := p.Server.Median().Seconds()
+		y, lo, hi := math.NaN(), math.NaN(), math.NaN()
 		if r := ratioOf(cell.runs(runs)); r.ok {
-			y = r.ratio
+			y, lo, hi = r.ratio, r.lo, r.hi
+			if r.atLeast {
+				bound.X, bound.Y = append(bound.X, x), append(bound.Y, y)
+			}
 		}
-		s.X = append(s.X, p.Server.Median().Seconds())
-		s.Y = append(s.Y, y)
+		s.X, s.Y = append(s.X, x), append(s.Y, y)
+		s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 	}
 	for _, k := range order {
 		c.Series = append(c.Series, *lines[k])
+	}
+	if len(bound.X) > 0 {
+		// Its own points only, each alone: NaN between them keeps the
+		// series from drawing a line across cells of different lines.
+		var xs, ys []float64
+		for i := range bound.X {
+			xs, ys = append(xs, bound.X[i], bound.X[i]), append(ys, bound.Y[i], math.NaN())
+		}
+		bound.X, bound.Y = xs, ys
+		c.Series = append(c.Series, bound)
 	}
 	return c
 }

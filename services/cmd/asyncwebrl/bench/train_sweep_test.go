@@ -34,7 +34,7 @@ func TestTrainSweep(t *testing.T) {
 	}
 	runs = append(runs, run(cells[1], "async", 5, true), run(cells[1], "sync", 5, true)) // web, 24: parity
 	runs = append(runs, run(cells[2], "async", 20, false), run(cells[2], "sync", 20, false))
-	// heavy, 24: no runs.
+	runs = append(runs, run(cells[3], "async", 2, true), run(cells[3], "sync", 12, false)) // heavy, 24: sync at its cap
 	if r := ratioOf(cells[0].runs(runs)); !r.ok || r.ratio != 3 || r.lo != 1.5 || r.hi != 6 || r.asyncReached != 3 {
 		// The modes resample independently: 6/4 and 12/2 are the ends.
 		t.Errorf("web, 8: %+v, want 3x in [1.5x, 6x]", r)
@@ -53,8 +53,16 @@ func TestTrainSweep(t *testing.T) {
 		}
 	}
 	c := sweepChart(runs, cells)
-	if len(c.Series) != 2 || c.Series[0].Name != "8 executors" || c.Series[0].Y[0] != 3 || !math.IsNaN(c.Series[0].Y[1]) || c.Series[1].Y[0] != 1 {
+	if len(c.Series) != 3 || c.Series[0].Name != "8 executors" || c.Series[0].Y[0] != 3 || !math.IsNaN(c.Series[0].Y[1]) || c.Series[1].Y[0] != 1 || c.Series[1].Y[1] != 6 {
 		t.Errorf("chart series %+v", c.Series)
+	}
+	// Each cell's interval is its band; a cell with no ratio has none.
+	if s := c.Series[0]; s.Lo[0] != 1.5 || s.Hi[0] != 6 || !math.IsNaN(s.Lo[1]) || !s.Marks {
+		t.Errorf("8 executors: band %v to %v, marks %v; want [1.5, 6] then none, marked", s.Lo, s.Hi, s.Marks)
+	}
+	// The lower bound is marked on a series of its own, a lone point.
+	if b := c.Series[2]; !strings.HasPrefix(b.Name, "≥") || len(b.X) != 2 || b.X[0] != 0.8 || b.Y[0] != 6 || !math.IsNaN(b.Y[1]) {
+		t.Errorf("the lower bounds' series %+v: want the heavy, 24 cell alone at 6x", b)
 	}
 	if c.Series[0].X[0] != 0.12 || c.Series[0].X[1] != 0.8 {
 		t.Errorf("x: the profiles' median delays, got %v", c.Series[0].X)
