@@ -126,7 +126,8 @@ func (c Chart) render() ([]byte, error) {
 				p.Legend.Add(s.Name, l)
 			}
 			if len(seg) == 1 || s.Marks {
-				// A lone point between gaps has no line: mark it.
+				// A lone point between gaps has no line: mark it (and
+				// every point of a series with Marks).
 				sc, err := plotter.NewScatter(seg)
 				if err != nil {
 					return nil, fmt.Errorf("series %q: %w", s.Name, err)

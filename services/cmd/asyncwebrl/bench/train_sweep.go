@@ -194,7 +194,9 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 		if r := ratioOf(cell.runs(runs)); r.ok {
 			y, lo, hi = r.ratio, r.lo, r.hi
 			if r.atLeast {
-				bound.X, bound.Y = append(bound.X, x), append(bound.Y, y)
+				// Each bound alone: the NaN after it keeps the series from
+				// drawing a line to a bound of another line.
+				bound.X, bound.Y = append(bound.X, x, x), append(bound.Y, y, math.NaN())
 			}
 		}
 		s.X, s.Y = append(s.X, x), append(s.Y, y)
@@ -204,13 +206,6 @@ func sweepChart(runs []trainRun, cells []trainCell) chart.Chart {
 		c.Series = append(c.Series, *lines[k])
 	}
 	if len(bound.X) > 0 {
-		// Its own points only, each alone: NaN between them keeps the
-		// series from drawing a line across cells of different lines.
-		var xs, ys []float64
-		for i := range bound.X {
-			xs, ys = append(xs, bound.X[i], bound.X[i]), append(ys, bound.Y[i], math.NaN())
-		}
-		bound.X, bound.Y = xs, ys
 		c.Series = append(c.Series, bound)
 	}
 	return c
