@@ -91,12 +91,18 @@ const benchTrainUsage = `Usage: asyncwebrl bench train [--modes async,sync] [--s
   --window N     greedy held-out episodes the success is taken over (default 40)
   --hold H       consecutive held-out episodes the success must stay at or above F
                  (default 20; 1: the first crossing counts)
-  --tier T       the tier judged (default easy); the curriculum issues tiers up to
-                 -max-tier, which defaults to T here
+  --tier T       the tier judged (default easy; medium with the long-task set);
+                 the curriculum issues tiers up to -max-tier, which defaults to T here
   --cap D        give up a run after D (default 20m)
-  --tasks F,...  train on these task families only (the curriculum's -families;
-                 default every family of -suite up to -max-tier); judge them with
-                 --tier set to their tier
+  --tasks F,...  train on these task families only (the curriculum's -families),
+                 judged with --tier set to their tier. Default, when none of
+                 --tasks, --tier, -suite and -families is given: the long-task
+                 set, MiniWoB++'s click-checkboxes-large (6 steps and more) and
+                 ascending-numbers (5), at tier medium with -miniwob-time-limit=off
+                 -demos=12 -bc-updates=40 -max-policy-lag=4 (each unless given):
+                 the set #38's cells were measured on (loadtest/results, 12-07).
+                 With -suite or --tier alone: every family of -suite up to
+                 -max-tier
   --latency L    a sweep over latency profiles, comma-separated, e.g. none,web,heavy
                  (default: the one -latency-profile); on MiniWoB++ add
                  -miniwob-time-limit=off: the pages' timers count the injected waits,
@@ -216,6 +222,8 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	if err != nil {
 		return nil, cmdkit.Usage(err)
 	}
+	var longSet bool
+	rest, bt.tier, longSet = applyLongTaskDefaults(vals, rest, bt.tier)
 	if v, ok := vals["tasks"]; ok {
 		// The curriculum's -families: the learner rejects an unknown one.
 		rest = append(rest, "-families="+v)
@@ -251,6 +259,9 @@ func benchTrain(ctx context.Context, args []string, stdout, stderr io.Writer, bu
 	}
 	if len(bt.latencies) > 0 {
 		lats = strings.Join(bt.latencies, ",")
+	}
+	if longSet {
+		fmt.Fprintf(stdout, "bench train: the default long-task set (name --tasks, --tier or -suite for another), with %s where not given\n", strings.Join(longTaskFlags, " "))
 	}
 	if cfg.Learner.Families != "" {
 		fmt.Fprintf(stdout, "bench train: tasks %s\n", cfg.Learner.Families)
