@@ -107,6 +107,8 @@ func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tenso
 // how sharp the policy is (a collapse onto one answer drives it to 0).
 func lmScore(ctx context.Context, tw *lmTwin, samples []*lmSample, logits func(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error)) (*ts.Tensor, []float64, error) {
 	V := int64(tw.shape.Vocab)
+	tw.share = true
+	defer tw.endPass()
 	s := &scope{}
 	var per, ents []*ts.Tensor
 	for _, smp := range samples {

@@ -48,6 +48,68 @@ type lmTwin struct {
 	// those that ran the frozen blocks.
 	store                        *casstore.Store
 	loaded, loadFailed, computed int64
+	// share turns on, for one scoring pass (lmScore), the trainable
+	// blocks' keys and values over the prefix computed once for the pass
+	// (shared) rather than once a sample; sharedRef keeps the reference
+	// weights' for as long as the prefix and reference hold (they never
+	// change otherwise).
+	share             bool
+	shared, sharedRef *sharedPrefix
+	// noShare turns sharing off (every pass runs the trainable blocks
+	// over the whole sequence): the baseline of BenchmarkLMStepSmolLM2
+	// and TestLMSharedPrefix. sharedRuns counts the shared computations.
+	noShare    bool
+	sharedRuns int
+}
+
+// sharedPrefix is the trainable blocks' rotated keys and values over the
+// cached prefix (twinPrefix) under one set of weights. Every sample of a
+// batch shares the system message, so its pass through the trainable
+// blocks, forward and back, is the same for all of them: computed once, it
+// leaves each sample's pass the user message and answer (12-07: of a
+// median 461-token prompt, the system message is over half), and the
+// gradient, a sum over the samples, is the same.
+type sharedPrefix struct {
+	gen  uint64
+	k, v []*ts.Tensor // a trainable block's [KV, P, hd]
+}
+
+func (p *sharedPrefix) drop() {
+	if p == nil {
+		return
+	}
+	for i := range p.k {
+		_ = p.k[i].Drop()
+		_ = p.v[i].Drop()
+	}
+}
+
+// sharedKV is the trainable blocks' keys and values over the prefix under
+// weights p, from *slot when it holds the prefix's, computed into it
+// otherwise.
+func (t *lmTwin) sharedKV(p map[string]*ts.Tensor, slot **sharedPrefix) (*sharedPrefix, error) {
+	if sp := *slot; sp != nil && sp.gen == t.prefixGen {
+		return sp, nil
+	}
+	(*slot).drop()
+	*slot = nil
+	t.sharedRuns++
+	s := &scope{}
+	_, k, v := t.blocks(s, p, t.prefix.h, t.frozen(), t.shape.Blocks, 0, nil, nil, true)
+	if err := s.finish(append(slices.Clone(k), v...)...); err != nil {
+		return nil, fmt.Errorf("unable to run the trainable blocks over the prompt prefix: %w", err)
+	}
+	*slot = &sharedPrefix{gen: t.prefixGen, k: k, v: v}
+	return *slot, nil
+}
+
+// endPass ends a scoring pass's sharing: the policy weights' shared keys
+// and values are let go (the graph a backward pass needs keeps its own
+// hold of them), since the next optimiser step makes them stale.
+func (t *lmTwin) endPass() {
+	t.share = false
+	t.shared.drop()
+	t.shared = nil
 }
 
 // newLMTwin copies m's weights into a VarStore, the top train blocks (and
@@ -261,7 +323,7 @@ func (t *lmTwin) blocks(s *scope, p map[string]*ts.Tensor, x *ts.Tensor, lo, hi 
 // a slot whose actor kept the output (frozenRef) reads it from the store
 // rather than running the frozen blocks (lm_frozen.go).
 func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
-	return t.logitsWith(t.p, ids, from, slot)
+	return t.logitsWith(t.p, &t.shared, ids, from, slot)
 }
 
 // refLogits is logits under the reference weights (refP): the base
@@ -271,12 +333,13 @@ func (t *lmTwin) refLogits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor,
 	if t.refP == nil {
 		return nil, fmt.Errorf("unable to run the reference model: the twin has none")
 	}
-	return t.logitsWith(t.refP, ids, from, slot)
+	return t.logitsWith(t.refP, &t.sharedRef, ids, from, slot)
 }
 
 // logitsWith is logits with the trained blocks' and output norm's weights
-// from p.
-func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
+// from p, their keys and values over the prefix in *shared when the pass
+// shares them (share; always for the reference's, which do not change).
+func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, shared **sharedPrefix, ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
 	if T == 0 || T > int64(sh.Context) || from < 0 || int64(from) >= T {
@@ -321,16 +384,28 @@ func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, ids []int32, from int, slot
 			s.tmp = append(s.tmp, x)
 		}
 	}
-	if head != nil {
-		x = s.cat(0, head, x)
+	// rows is the number of positions x holds, the last of ids' the last.
+	rows := T
+	if P := T - int64(len(rest)); head != nil && int64(from) >= P && !t.noShare && (t.share || shared == &t.sharedRef) {
+		sp, err := t.sharedKV(p, shared)
+		if err != nil {
+			_ = s.finish()
+			return nil, err
+		}
+		x, _, _ = t.blocks(s, p, x, t.frozen(), sh.Blocks, P, sp.k, sp.v, false)
+		rows = T - P
+	} else {
+		if head != nil {
+			x = s.cat(0, head, x)
+		}
+		x, _, _ = t.blocks(s, p, x, t.frozen(), sh.Blocks, 0, nil, nil, false)
 	}
-	x, _, _ = t.blocks(s, p, x, t.frozen(), sh.Blocks, 0, nil, nil, false)
 	out := p["embed"]
 	if o, ok := p["output"]; ok {
 		out = o
 	}
-	if from > 0 {
-		x = s.narrow(x, 0, int64(from), T-int64(from))
+	if skip := int64(from) - (T - rows); skip > 0 {
+		x = s.narrow(x, 0, skip, T-int64(from))
 	}
 	h := s.rmsNorm(x, p["output_norm"], s.scalarTensor(sh.NormEps))
 	logits := s.matmul(h, s.transpose(out, 0, 1))
@@ -418,11 +493,14 @@ func (t *lmTwin) dropReference() {
 		_ = o.Drop()
 	}
 	t.refP, t.refOwned = nil, nil
+	t.sharedRef.drop()
+	t.sharedRef = nil
 }
 
 // close frees the twin's weights.
 func (t *lmTwin) close() {
 	t.cache.clear()
+	t.endPass()
 	t.dropReference()
 	t.vs.Destroy()
 	if t.prefix != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
@@ -171,7 +172,10 @@ func TestIntegrationLMTwinParitySmolLM2(t *testing.T) {
 // draw as well ("reused": every update after the first draws the same
 // samples), or read from the actor's copy ("actor": the states an actor
 // kept, llama.HiddenFormat in a casstore, loaded on every draw as a fresh
-// sample's would be; the cache is off). Run with the model fetched
+// sample's would be; the cache is off). In every mode but "whole" and
+// "actor-unshared" (actor's, as before 12-07) the system message runs
+// through the trainable blocks once an update (sharedPrefix), not once a
+// sample. Run with the model fetched
 // (infra/setup.sh lm):
 //
 //	go test ./services/learner -run '^$' -bench LMStepSmolLM2 -benchtime 3x
@@ -206,7 +210,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, mode := range []string{"whole", "cached", "reused", "actor"} {
+	for _, mode := range []string{"whole", "cached", "reused", "actor", "actor-unshared"} {
 		b.Run(mode, func(b *testing.B) {
 			err := onTorchThread(func() error {
 				var cache int64
@@ -219,6 +223,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 				}
 				defer tr.close()
 				tr.tw.store = store
+				tr.tw.noShare = mode == "actor-unshared"
 				var batch []*lmSample
 				for i := range 4 {
 					s := &lmSample{prompt: append(slices.Clone(sys), user...), answer: answer, allowed: allowed, adv: float64(i%2*2 - 1), logpOld: -3}
@@ -228,7 +233,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 					if mode == "reused" {
 						s.frozen = &frozenSlot{}
 					}
-					if mode == "actor" {
+					if strings.HasPrefix(mode, "actor") {
 						s.frozen = &frozenSlot{ref: &frozenRef{sha: sha, blocks: m.Shape.Blocks - 2, rows: rows}}
 					}
 					batch = append(batch, s)
@@ -240,7 +245,7 @@ func BenchmarkLMStepSmolLM2(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(len(sys)+len(user)+len(answer)), "tokens/sample")
-				if mode == "actor" && tr.tw.loaded != int64(4*b.N) {
+				if strings.HasPrefix(mode, "actor") && tr.tw.loaded != int64(4*b.N) {
 					return fmt.Errorf("%d of %d draws loaded the actor's states", tr.tw.loaded, 4*b.N)
 				}
 				return nil
