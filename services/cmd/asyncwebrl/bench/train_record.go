@@ -46,6 +46,12 @@ type runRecord struct {
 	EvalEveryS   float64 `json:"eval_every_s"`
 	EvalEpisodes int     `json:"eval_episodes"`
 	Algo         string  `json:"algo"`
+	// GRPONorm is -grpo-norm under -algo grpo ("" under another algo, and
+	// before it was recorded), PolicyBackend -policy-backend ("" for
+	// features, the default, and before it was recorded): runs that differ
+	// in either never merge.
+	GRPONorm      string `json:"grpo_norm,omitempty"`
+	PolicyBackend string `json:"policy_backend,omitempty"`
 	// TimeLimit is a MiniWoB++ run's -miniwob-time-limit ("" before it was
 	// recorded, and for the built-in suite: the page's own). Under a
 	// latency profile the page's timer counts the injected waits: at 24
@@ -106,7 +112,7 @@ type checkpointRecord struct {
 func newRunRecord(r trainRun, bt trainFlags, cfg *config.Config, seed uint64) runRecord {
 	rec := runRecord{Format: recordVersion, Suite: cfg.Suite, Tasks: r.cell.tasks, Tier: bt.tier.String(), Target: bt.target,
 		Window: bt.window, Hold: bt.hold, CapS: bt.cap.Seconds(), EvalEveryS: bt.evalEvery.Seconds(), EvalEpisodes: bt.evalEpisodes,
-		Algo: cfg.Learner.Algo, TimeLimit: timeLimitName(cfg), Latency: r.cell.latency, Executors: r.cell.executors, Mode: r.mode, Seed: seed, Run: r.seed,
+		Algo: cfg.Learner.Algo, GRPONorm: grpoNormName(cfg), PolicyBackend: policyBackendName(cfg), TimeLimit: timeLimitName(cfg), Latency: r.cell.latency, Executors: r.cell.executors, Mode: r.mode, Seed: seed, Run: r.seed,
 		Commit: buildCommit(), Ended: time.Now().UTC().Truncate(time.Second),
 		Reached: r.reached, ToTargetS: r.toTarget.Seconds(), WallS: r.wall.Seconds(), Episodes: r.episodes, Steps: r.steps,
 		AllSteps: r.allSteps, CPU: r.cpu, Machine: r.machine, Versions: r.versions, ClipFrac: r.clipFrac, Staleness: r.staleness,
@@ -144,9 +150,33 @@ func (rec runRecord) judging() string {
 	if catalog.Suite(rec.Suite) == catalog.SuiteMiniWoB {
 		limit = ", MiniWoB++ time limit " + cmp.Or(rec.TimeLimit, "page")
 	}
+	algo := rec.Algo
+	if rec.GRPONorm != "" {
+		algo += " (" + rec.GRPONorm + " norm)"
+	}
+	if rec.PolicyBackend != "" {
+		algo += ", policy backend " + rec.PolicyBackend
+	}
 	return fmt.Sprintf("suite %s, tier %s, target %g, window %d, hold %d, cap %s, checkpoints every %s of %d episodes a task, algo %s%s",
 		rec.Suite, rec.Tier, rec.Target, rec.Window, rec.Hold, time.Duration(rec.CapS*float64(time.Second)),
-		time.Duration(rec.EvalEveryS*float64(time.Second)), rec.EvalEpisodes, rec.Algo, limit)
+		time.Duration(rec.EvalEveryS*float64(time.Second)), rec.EvalEpisodes, algo, limit)
+}
+
+// grpoNormName is cfg's -grpo-norm as recorded: "" unless -algo is grpo
+// or grpo-plain.
+func grpoNormName(cfg *config.Config) string {
+	if !strings.HasPrefix(cfg.Learner.Algo, "grpo") {
+		return ""
+	}
+	return cmp.Or(cfg.Learner.GRPONorm, "step")
+}
+
+// policyBackendName is cfg's -policy-backend as recorded: "" for features.
+func policyBackendName(cfg *config.Config) string {
+	if cfg.PolicyBackend == "" || cfg.PolicyBackend == "features" {
+		return ""
+	}
+	return cfg.PolicyBackend
 }
 
 // timeLimitName is cfg's -miniwob-time-limit as recorded: "" for the

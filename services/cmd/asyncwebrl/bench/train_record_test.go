@@ -126,6 +126,25 @@ func TestTrainRecordsMerge(t *testing.T) {
 		!strings.Contains(err.Error(), "time limit off") || !strings.Contains(err.Error(), "time limit page") {
 		t.Errorf("a cell with and without the page's timer: %v", err)
 	}
+	// GRPO's two step weights, and two policy backends, never merge.
+	cfg.Actor.MiniWoBTimeLimit = 0
+	cfg.Learner.Algo, cfg.Learner.GRPONorm = "grpo", "step"
+	stepNorm := write("step.jsonl", recordedRun(heavy8, "async", 1, 2, true))
+	cfg.Learner.GRPONorm = "trajectory"
+	trajNorm := write("trajectory.jsonl", recordedRun(heavy8, "async", 2, 2, true))
+	if err := trainFromRecords([]string{stepNorm, trajNorm}, "", "", &bytes.Buffer{}); err == nil ||
+		!strings.Contains(err.Error(), "algo grpo (step norm)") || !strings.Contains(err.Error(), "algo grpo (trajectory norm)") {
+		t.Errorf("GRPO runs under two norms: %v", err)
+	}
+	cfg.Learner.Algo, cfg.PolicyBackend = "ppo", "lm"
+	lmRuns := write("lm.jsonl", recordedRun(heavy8, "async", 6, 2, true))
+	if err := trainFromRecords([]string{a, lmRuns}, "", "", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "policy backend lm") {
+		t.Errorf("runs of two policy backends: %v", err)
+	}
+	cfg.PolicyBackend = "features"
+	if rec := newRunRecord(recordedRun(heavy8, "async", 7, 2, true), bt, cfg, 7); rec.PolicyBackend != "" || rec.GRPONorm != "" {
+		t.Errorf("the default backend and a ppo run record backend %q, norm %q: want neither", rec.PolicyBackend, rec.GRPONorm)
+	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(mustRead(t, b)+"{\"format\": 1, \"mode\": \"fast\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
