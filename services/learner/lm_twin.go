@@ -323,7 +323,11 @@ func (t *lmTwin) blocks(s *scope, p map[string]*ts.Tensor, x *ts.Tensor, lo, hi 
 // a slot whose actor kept the output (frozenRef) reads it from the store
 // rather than running the frozen blocks (lm_frozen.go).
 func (t *lmTwin) logits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
-	return t.logitsWith(t.p, &t.shared, ids, from, slot)
+	var shared **sharedPrefix
+	if t.share {
+		shared = &t.shared
+	}
+	return t.logitsWith(t.p, shared, ids, from, slot)
 }
 
 // refLogits is logits under the reference weights (refP): the base
@@ -337,8 +341,9 @@ func (t *lmTwin) refLogits(ids []int32, from int, slot *frozenSlot) (*ts.Tensor,
 }
 
 // logitsWith is logits with the trained blocks' and output norm's weights
-// from p, their keys and values over the prefix in *shared when the pass
-// shares them (share; always for the reference's, which do not change).
+// from p, their keys and values over the prefix kept in *shared unless
+// shared is nil (logits: outside a scoring pass; refLogits always shares,
+// the reference's weights do not change).
 func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, shared **sharedPrefix, ids []int32, from int, slot *frozenSlot) (*ts.Tensor, error) {
 	sh := t.shape
 	T := int64(len(ids))
@@ -386,7 +391,7 @@ func (t *lmTwin) logitsWith(p map[string]*ts.Tensor, shared **sharedPrefix, ids 
 	}
 	// rows is the number of positions x holds, the last of ids' the last.
 	rows := T
-	if P := T - int64(len(rest)); head != nil && int64(from) >= P && !t.noShare && (t.share || shared == &t.sharedRef) {
+	if P := T - int64(len(rest)); head != nil && int64(from) >= P && shared != nil && !t.noShare {
 		sp, err := t.sharedKV(p, shared)
 		if err != nil {
 			_ = s.finish()

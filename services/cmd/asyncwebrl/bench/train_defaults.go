@@ -10,10 +10,11 @@ import (
 // longTasks is bench train's default task set: MiniWoB++ tasks of at least
 // 5 steps that async learns to 80% within 12 minutes at 8 and 24 executors
 // under web and heavy (sync too under web; under heavy its lock-step rounds
-// wait for the slowest page load and it did not, 12-07). The research's async advantage is claimed for long multi-step
-// tasks; the easy tier's 2-3-step tasks, the default before 12-07, showed
-// async losing at 24 executors for reasons that had nothing to do with the
-// overlap (loadtest/results, 12-03).
+// wait for the slowest page load and it did not, 12-07). The research's
+// async advantage is claimed for long multi-step tasks; the easy tier's
+// 2-3-step tasks, the default before 12-07, showed async losing at 24
+// executors for reasons that had nothing to do with the overlap
+// (loadtest/results, 12-03).
 //   - click-checkboxes-large: 6 to 13 steps (5-12 boxes, then submit);
 //     the policy must learn it by RL, cloning leaves it at 0-25%.
 //   - ascending-numbers: 5 steps, learnt within the first minute; it keeps
