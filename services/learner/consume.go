@@ -32,6 +32,7 @@ func (s *Service) consume(ctx context.Context) error {
 			case <-tick.C:
 				ready, dropped := s.asm.expire(now)
 				s.release(ready)
+				s.countUniform()
 				s.m.skipped.WithLabelValues("episode_incomplete").Add(float64(dropped))
 				s.m.pending.Set(float64(s.asm.pending()))
 			default:
@@ -140,6 +141,16 @@ func (s *Service) take(smp *sample, tr *eventspb.Transition, now time.Time) {
 		group = tr.GetGroupId()
 	}
 	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), tr.GetSuccess(), now))
+	s.countUniform()
+}
+
+// countUniform counts as skipped the steps of GRPO groups whose returns
+// were all equal: they carry no advantage, and were dropped uncounted
+// before 12-07 (a third of the transitions of that day's lm hour).
+func (s *Service) countUniform() {
+	if n := s.asm.takeUniform(); n > 0 {
+		s.m.skipped.WithLabelValues("uniform_group").Add(float64(n))
+	}
 }
 
 func (s *Service) release(ready []*sample) {

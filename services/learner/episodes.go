@@ -21,6 +21,11 @@ type assembler struct {
 
 	open   map[string]*openEpisode
 	groups map[string]*openGroup
+	// uniform counts the steps of groups dropped since the last
+	// takeUniform because their returns were all equal (GRPO's advantage
+	// is 0 for every one of them), so the learner can count them as
+	// skipped instead of losing them silently.
+	uniform int
 }
 
 type openEpisode struct {
@@ -81,7 +86,27 @@ func (a *assembler) add(episodeID, group string, t uint32, s *sample, reward flo
 		return nil
 	}
 	delete(a.groups, ep.group)
-	return releaseGroup(g)
+	return a.release(g)
+}
+
+// release gives a whole group its advantages (releaseGroup), counting the
+// steps of a group that teaches nothing.
+func (a *assembler) release(g *openGroup) []*sample {
+	out := releaseGroup(g)
+	if out == nil {
+		for _, e := range g.episodes {
+			a.uniform += len(e)
+		}
+	}
+	return out
+}
+
+// takeUniform returns the steps dropped in uniform groups since the last
+// call.
+func (a *assembler) takeUniform() int {
+	n := a.uniform
+	a.uniform = 0
+	return n
 }
 
 // finish computes discounted returns-to-go in step order and the episode's
@@ -150,7 +175,7 @@ func (a *assembler) expire(now time.Time) (ready []*sample, dropped int) {
 	for id, g := range a.groups {
 		if now.Sub(g.seen) > a.ttl {
 			delete(a.groups, id)
-			ready = append(ready, releaseGroup(g)...)
+			ready = append(ready, a.release(g)...)
 		}
 	}
 	return ready, dropped

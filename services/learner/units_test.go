@@ -108,6 +108,21 @@ func TestAssemblerReturnsAndGroups(t *testing.T) {
 	if out := releaseGroup(&openGroup{episodes: [][]*sample{{{}}, {{}}}, returns: []float64{1, 1}}); out != nil {
 		t.Error("a group with equal returns was released")
 	}
+	// ... and is counted: its steps are skipped, not lost uncounted.
+	if n := g.takeUniform(); n != 0 {
+		t.Fatalf("%d uniform steps counted before any uniform group", n)
+	}
+	g.add("a", "g2", 0, &sample{}, 0, false, false, now)
+	g.add("a", "g2", 1, &sample{}, 1, true, true, now)
+	if out := g.add("b", "g2", 0, &sample{}, 1, true, true, now); out != nil {
+		t.Error("a group with equal returns was released")
+	}
+	if n := g.takeUniform(); n != 3 {
+		t.Errorf("%d uniform steps counted; want 3 (both episodes' steps)", n)
+	}
+	if n := g.takeUniform(); n != 0 {
+		t.Errorf("takeUniform counted %d steps twice", n)
+	}
 	// An episode that never ends is expired.
 	a.add("stuck", "", 0, &sample{}, 0, false, false, now)
 	if _, dropped := a.expire(now.Add(2 * time.Minute)); dropped != 1 || a.pending() != 0 {

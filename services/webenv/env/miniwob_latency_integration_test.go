@@ -113,3 +113,36 @@ func TestIntegrationMiniWoBTimeLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationMiniWoBResetClearsFocus: an episode restarted on the same
+// page (no reload) starts with nothing focused, as a freshly loaded page
+// does; before 12-07 the button the last episode ended on stayed focused
+// into the next episode's first observation.
+func TestIntegrationMiniWoBResetClearsFocus(t *testing.T) {
+	testenv.Integration(t)
+	srv := newServer(t, webenv.WithSuite(catalog.SuiteMiniWoB), webenv.WithMiniWoBDir(testenv.MiniWoBDir(t)))
+	e := envOn(t, srv.Handler())
+	first := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "click-option", Seed: 1})
+	if el := focusedElement(first); el != nil {
+		t.Fatalf("a fresh page's first observation has %s %q focused", el.Role, el.Text)
+	}
+	if r := by(t, e, "#subbtn", click); !r.Done {
+		t.Fatalf("submitting did not end the episode: %+v", r.Info)
+	}
+	next := reset(t, e, TaskRef{Family: catalog.MiniWoBPrefix + "click-option", Seed: 2})
+	if next.URL != first.URL {
+		t.Fatalf("the second episode opened %s, not the first's page %s: the test needs a restart without a reload", next.URL, first.URL)
+	}
+	if el := focusedElement(next); el != nil {
+		t.Errorf("the next episode's first observation has %s %q focused (the last episode's)", el.Role, el.Text)
+	}
+}
+
+func focusedElement(obs *Observation) *Element {
+	for i := range obs.Elements {
+		if obs.Elements[i].Focused {
+			return &obs.Elements[i]
+		}
+	}
+	return nil
+}
