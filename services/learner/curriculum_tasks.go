@@ -12,6 +12,25 @@ import (
 // that one lucky episode does not.
 const familyWindow = 20
 
+// The values of CurriculumConfig.FocusBy.
+const (
+	FocusFailure = "failure"
+	FocusSpread  = "spread"
+)
+
+// spreadWeight is a family's draw weight under FocusSpread: 1 + focus
+// while its window holds fewer than half of familyWindow episodes (not
+// yet known), then 0.25 + (0.75 + focus)·4p(1−p), p its success over the
+// window: 1 + focus at p = ½, 0.25 for a family always won or always
+// lost, which stays drawn so that a first success (or a loss) is seen.
+func spreadWeight(w []bool, focus float64) float64 {
+	if len(w) < familyWindow/2 {
+		return 1 + focus
+	}
+	p := rate(w)
+	return 0.25 + (0.75+focus)*4*p*(1-p)
+}
+
 // window appends ok to w and keeps its last n entries.
 func window(w []bool, ok bool, n int) []bool {
 	w = append(w, ok)
@@ -34,6 +53,11 @@ func (cu *curriculum) drawFamily(tier catalog.Tier) catalog.FamilyInfo {
 	weights := make([]float64, len(fams))
 	total := 0.0
 	for i, f := range fams {
+		if cu.c.FocusBy == FocusSpread {
+			weights[i] = spreadWeight(cu.byFamily[f.Name], cu.c.Focus)
+			total += weights[i]
+			continue
+		}
 		weights[i] = 1 + cu.c.Focus*(1-rate(cu.byFamily[f.Name]))
 		if cu.c.Patience > 0 && cu.failStreak[f.Name] >= cu.c.Patience {
 			weights[i] = 1 // not stuck before it had its practice

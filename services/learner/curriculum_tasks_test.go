@@ -137,6 +137,48 @@ func TestCurriculumFocus(t *testing.T) {
 	}
 }
 
+// TestCurriculumFocusSpread checks FocusSpread: a family whose episodes
+// disagree (half won) is drawn far more often than one always won or
+// always lost (GRPO's groups of those teach nothing), those two alike, and
+// a family with too few episodes to know is drawn as a disagreeing one.
+func TestCurriculumFocusSpread(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	won, lost, mixed, fresh := "miniwob/click-test", "miniwob/click-option", "miniwob/click-link", "miniwob/click-button"
+	cu, err := newCurriculum(CurriculumConfig{Suite: catalog.SuiteMiniWoB, Families: []string{won, lost, mixed, fresh}, EvalFraction: 0.01, FocusBy: FocusSpread, Seed: 5}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range familyWindow {
+		cu.finished(&eventspb.Episode{Family: won, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
+		cu.finished(&eventspb.Episode{Family: lost, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: false})
+		cu.finished(&eventspb.Episode{Family: mixed, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: i%2 == 0})
+	}
+	for range familyWindow/2 - 1 {
+		cu.finished(&eventspb.Episode{Family: fresh, Split: eventspb.Split_SPLIT_TRAIN, Tier: eventspb.Tier_TIER_EASY, Success: true})
+	}
+	n := map[string]float64{}
+	for range 40000 {
+		for _, task := range cu.pick() {
+			if task.GetSplit() == eventspb.Split_SPLIT_TRAIN {
+				n[task.GetFamily()]++
+			}
+		}
+	}
+	// Weights (the default Focus 3 of a MiniWoB++ suite): mixed and fresh
+	// 4, won and lost 0.25.
+	for _, c := range []struct {
+		a, b     string
+		min, max float64
+	}{{mixed, won, 12, 20}, {mixed, lost, 12, 20}, {won, lost, 0.75, 1.33}, {fresh, mixed, 0.85, 1.18}} {
+		if r := n[c.a] / n[c.b]; r < c.min || r > c.max {
+			t.Errorf("%s drawn %.2f times as often as %s; want [%v, %v] (draws %v)", c.a, r, c.b, c.min, c.max, n)
+		}
+	}
+	if _, err := newCurriculum(CurriculumConfig{Suite: catalog.SuiteMiniWoB, FocusBy: "variance"}, log); err == nil {
+		t.Error("an unknown focus was accepted")
+	}
+}
+
 // TestCurriculumPatience checks that a family failing Patience training
 // episodes in a row is drawn with StuckWeight, below a solved one, and
 // regains its focus weight with its next success.

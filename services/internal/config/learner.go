@@ -45,6 +45,10 @@ type Learner struct {
 	InFlight int
 	// MaxTier is the hardest tier scheduled: easy, medium or hard.
 	MaxTier string
+	// CurriculumFocus is what the scheduler's draw of a family favours:
+	// failure (its recent failures) or spread (its groups' disagreement,
+	// p(1-p) of its recent success).
+	CurriculumFocus string
 	// EvalFraction of assignments are greedy evaluation episodes on the
 	// held-out sites.
 	EvalFraction float64
@@ -79,6 +83,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.BoolVar(&l.Curriculum, "curriculum", true, "learner: publish tasks from easy to hard by recent success (env "+envName("curriculum")+")")
 	fs.IntVar(&l.InFlight, "in-flight", 16, "learner: scheduled tasks outstanding at once (env "+envName("in-flight")+")")
 	fs.StringVar(&l.Families, "families", "", "learner: the task families the curriculum schedules, comma-separated (e.g. miniwob/click-checkboxes-large,miniwob/email-inbox); \"\" = every family of the suite the policy can express (env "+envName("families")+")")
+	fs.StringVar(&l.CurriculumFocus, "curriculum-focus", "failure", "learner: what a family's draw weight follows: failure (1 + 3 x its recent failure rate, a stuck one drawn less) or spread (0.25 + 15 x p(1-p) of its recent success p, 4 at 50% and for a family not yet tried: GRPO learns only from groups whose episodes disagree, so a solved or hopeless family is drawn 1/16 as often as one at 50%) (env "+envName("curriculum-focus")+")")
 	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
 	fs.DurationVar(&l.LeaseTimeout, "lease-timeout", 6*time.Second, "learner: a standby learner of the policy takes over this long after the leader's last heartbeat; at least the broker's group.min.session.timeout.ms (env "+envName("lease-timeout")+")")
 	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")
@@ -95,6 +100,11 @@ var (
 func (l *Learner) validate() error {
 	if n := runtime.NumCPU(); l.Core < -1 || l.Core >= n || l.Core >= 0 && n < 2 {
 		return fmt.Errorf("invalid -learner-core %d: want -1 (off) or a core 0..%d of a machine with at least 2", l.Core, n-1)
+	}
+	if l.CurriculumFocus != "" {
+		if err := oneOf("-curriculum-focus", l.CurriculumFocus, "failure", "spread"); err != nil {
+			return err
+		}
 	}
 	if l.GRPONorm != "" {
 		if err := oneOf("-grpo-norm", l.GRPONorm, "step", "trajectory"); err != nil {

@@ -100,7 +100,7 @@ func newLearner(d deps) (app.Service, error) {
 		if err != nil {
 			return nil, cmdkit.Usage(fmt.Errorf("invalid -suite: %w", err))
 		}
-		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite, Seed: d.cfg.Seed, Families: config.SplitList(l.Families)}
+		c := learner.CurriculumConfig{InFlight: l.InFlight, EvalFraction: l.EvalFraction, Demos: l.Demos, Suite: suite, Seed: d.cfg.Seed, Families: config.SplitList(l.Families), FocusBy: l.CurriculumFocus}
 		switch l.MaxTier {
 		case "easy":
 			c.MaxTier = catalog.Easy
@@ -117,7 +117,7 @@ func newReporter(d deps) (app.Service, error) {
 	settings := map[string]string{
 		"algo": c.Learner.Algo, "grpo norm": c.Learner.GRPONorm, "replay": c.Learner.Replay, "batch size": fmt.Sprint(c.Learner.BatchSize),
 		"learning rate": fmt.Sprint(c.Learner.LR), "replay ratio": fmt.Sprint(c.Learner.ReplayRatio), "publish every": fmt.Sprint(c.Learner.PublishEvery),
-		"demonstrations": fmt.Sprint(c.Learner.Demos), "demo mix": fmt.Sprint(c.Learner.DemoMix), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
+		"demonstrations": fmt.Sprint(c.Learner.Demos), "curriculum focus": c.Learner.CurriculumFocus, "demo mix": fmt.Sprint(c.Learner.DemoMix), "max tier": c.Learner.MaxTier, "executors": fmt.Sprint(c.Actor.Executors),
 		"latency profile": c.Webenv.LatencyProfile, "topic prefix": c.TopicPrefix, "duration": c.Run.Duration.String(),
 		"suite": c.Suite, "features version": fmt.Sprint(policy.FeaturesVersion), "ablations": cmp.Or(c.Ablate, "none"),
 	}
