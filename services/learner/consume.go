@@ -32,7 +32,6 @@ func (s *Service) consume(ctx context.Context) error {
 			case <-tick.C:
 				ready, dropped := s.asm.expire(now)
 				s.release(ready)
-				s.countUniform()
 				s.m.skipped.WithLabelValues("episode_incomplete").Add(float64(dropped))
 				s.m.pending.Set(float64(s.asm.pending()))
 			default:
@@ -141,7 +140,6 @@ func (s *Service) take(smp *sample, tr *eventspb.Transition, now time.Time) {
 		group = tr.GetGroupId()
 	}
 	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), tr.GetSuccess(), now))
-	s.countUniform()
 }
 
 // countUniform counts as skipped the steps of GRPO groups whose returns
@@ -153,7 +151,10 @@ func (s *Service) countUniform() {
 	}
 }
 
+// release files the samples the assembler let go (and counts the steps of
+// the groups it dropped).
 func (s *Service) release(ready []*sample) {
+	s.countUniform()
 	if len(ready) == 0 {
 		return
 	}

@@ -99,9 +99,8 @@ func (e *Env) Reset(ctx context.Context, task TaskRef) (*Observation, error) {
 	// pointer does above: on a page the episode restarts without a reload,
 	// the element the last episode ended on (click-option's Submit) stayed
 	// focused into the next one's first observation, where a fresh page's
-	// has none, and a language model read `focused` as a hint (12-07: the
-	// lm hour's click-option answers were Submit at every first step). A
-	// task that focuses an element itself does so in the start, after this.
+	// has none: the first observation told of the last episode. A task
+	// that focuses an element itself does so in the start, after this.
 	start := fmt.Sprintf(`if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur(); core.endEpisode(0); Math.seedrandom(%d); core.startEpisodeReal(); true`, task.Seed)
 	if d := e.cfg.miniwobTimeLimit; d > 0 && catalog.IsMiniWoB(task.Family) {
 		// Before the start, which arms the timer with it.
