@@ -30,6 +30,9 @@ type Reader struct {
 	Log    *slog.Logger
 	// OnBad is called for every undecodable or corrupt record of the policy.
 	OnBad func()
+	// Version, when not 0, is the one version wanted (an evaluation of a
+	// checkpoint, not of the newest): Accept takes no other.
+	Version uint64
 }
 
 // Accept decodes r and returns it when it is a usable version of the policy
@@ -44,7 +47,10 @@ func (w *Reader) Accept(r *kgo.Record, have uint64, haveAny bool) (*eventspb.Wei
 		w.bad()
 		return nil, false
 	}
-	if ev.GetPolicyName() != w.Policy || (haveAny && ev.GetVersion() <= have) {
+	if ev.GetPolicyName() != w.Policy {
+		return nil, false
+	}
+	if w.Version != 0 && ev.GetVersion() != w.Version || w.Version == 0 && haveAny && ev.GetVersion() <= have {
 		return nil, false
 	}
 	if sum := ev.GetOnnxSha256(); sum != "" {
@@ -139,4 +145,18 @@ func Latest(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error)
 	}
 	defer cl.Close()
 	return (&Reader{Client: cl, Topic: topic, Policy: policy, Log: log, OnBad: onBad}).CatchUp(ctx, 30*time.Second)
+}
+
+// Version reads version v of policy, or nil when the topic no longer holds
+// it: the topic is compacted by policy name, so an older version lasts only
+// until the log cleaner reaches its segment (segments roll at 1 GiB, the
+// broker's default; a run's early versions of a language model's trained
+// blocks usually still are there when it ends).
+func Version(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error), topic, policy string, v uint64, log *slog.Logger) (*eventspb.Weights, error) {
+	cl, err := newClient(ConsumeOpts(topic)...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return (&Reader{Client: cl, Topic: topic, Policy: policy, Log: log, Version: v}).CatchUp(ctx, 60*time.Second)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/app"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
+	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/policy"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
@@ -73,6 +74,13 @@ func newActor(d deps) (app.Service, error) {
 		return nil, err
 	}
 	opts = append(opts, bopts...)
+	fams, err := generatorFamilies(d.cfg.Learner.Families, suite)
+	if err != nil {
+		return nil, err
+	}
+	if len(fams) > 0 {
+		opts = append(opts, actor.WithFamilies(fams...))
+	}
 	if len(a.AllowedOrigins) > 0 {
 		opts = append(opts, actor.WithAllowedOrigins(a.AllowedOrigins...))
 	}
@@ -80,4 +88,27 @@ func newActor(d deps) (app.Service, error) {
 		opts = append(opts, actor.WithFrameStore(filepath.Join(d.cfg.RunDir, "frames")))
 	}
 	return actor.New(d.cfg, d.kafka, d.catalog, opts...)
+}
+
+// generatorFamilies resolves -families (the run's trained tasks) to the
+// names the actor's local task generator draws from, or nil for none named
+// (the generator then draws the suite's). The generator feeds an executor
+// that got no task from the tasks topic within its grace (3 s), as at a
+// run's start before the curriculum's first assignments: without this, a
+// 12-07 lm run on six MiniWoB++ tasks began with an episode each of
+// bisect-angle, button-delay and buy-ticket, which it then trained on.
+func generatorFamilies(families string, suite catalog.Suite) ([]string, error) {
+	names := config.SplitList(families)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	fams, err := catalog.SelectFamilies(suite, names)
+	if err != nil {
+		return nil, cmdkit.Usage(fmt.Errorf("invalid -families: %w", err))
+	}
+	out := make([]string, len(fams))
+	for i, f := range fams {
+		out[i] = f.Name
+	}
+	return out, nil
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
 
-const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,...] [--tiers easy,medium] [--episodes N] [--random] [flags]
-  Evaluates the newest published version of a policy (on the weights topic of
-  -topic-prefix) greedily on held-out episodes, N seeded episodes per task:
+const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,...] [--tiers easy,medium] [--episodes N] [--version V] [--random] [flags]
+  Evaluates the newest published version of a policy, or version V, on the
+  weights topic of -topic-prefix, greedily on held-out episodes, N seeded episodes per task:
   a built-in family on its test site, a MiniWoB++ task on its test seeds
   (1,000,000,000 + seed base + i; training only ever sees seeds below
   1,000,000,000). Each model runs in a throwaway namespace with its own webenv
@@ -45,7 +45,12 @@ const replayEvalUsage = `Usage: asyncwebrl replay eval [--suite S] [--tasks a,b,
   --tiers T         comma-separated tiers (default every tier up to -max-tier, as
                     the run trained: make run ARGS='-max-tier=hard' evaluates hard)
   --episodes N      episodes per task and model (default 10)
+  --version V       evaluate version V, not the newest (a checkpoint: the end of
+                    a language model's behaviour cloning, say); an error when the
+                    compacted weights topic no longer holds it
   --seed-base S     first task seed (default 700000: not a seed the curriculum draws)
+  --no-zero-shot    -policy-backend=lm: leave out the base model (its column
+                    does not change between versions of one run's seeds)
   --random          evaluate the random-init policy beside it (sampled)
   --keep            keep each evaluation's topics (default: deleted at its end)
                     and print their prefix: -target=recorder -topic-prefix=<it>
@@ -54,7 +59,7 @@ Flags: -brokers, -topic-prefix, -executors, -miniwob-dir, the Kafka security fla
 `
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	vals, rest, err := cmdkit.SubFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base"}, []string{"random", "keep", "help", "h"})
+	vals, rest, err := cmdkit.SubFlags(args, []string{"policy", "tiers", "tasks", "episodes", "seed-base", "version"}, []string{"random", "keep", "no-zero-shot", "help", "h"})
 	if err != nil {
 		return cmdkit.Usage(err)
 	}
@@ -71,6 +76,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if v := vals["seed-base"]; v != "" {
 		if seedBase, err = strconv.ParseInt(v, 10, 64); err != nil || seedBase < 0 {
 			return cmdkit.Usage(fmt.Errorf("invalid --seed-base %q: want a non-negative number", v))
+		}
+	}
+	var want uint64 // 0: the newest
+	if v := vals["version"]; v != "" {
+		if want, err = strconv.ParseUint(v, 10, 64); err != nil || want == 0 {
+			return cmdkit.Usage(fmt.Errorf("invalid --version %q: want a published version (1 or more)", v))
 		}
 	}
 	// --suite is the binary's -suite (config.Parse reads it from rest): the
@@ -128,7 +139,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if cfg.PolicyBackend == "lm" {
 			// A run trains the lm backend's top blocks: its newest
 			// version beside the base model (zero-shot), same seeds.
-			blob, v, err := latestModel(ctx, f, cat, name, log)
+			blob, v, err := modelAt(ctx, f, cat, name, want, log)
 			if err == nil {
 				tp, err := backend.LMPolicy(cfg, lmod, log)
 				if err != nil {
@@ -140,13 +151,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				version = v
 				models = append(models, model{label: fmt.Sprintf("%s v%d", policy, v), policy: tp})
 				label = policy + " zero-shot"
+			} else if want != 0 {
+				return err
 			} else {
 				log.Info("no trained version on the weights topic: evaluating the base model alone", "policy", name, "err", err)
 			}
 		}
-		models = append(models, model{label: label, policy: p})
+		if vals["no-zero-shot"] != "true" || len(models) == 0 {
+			models = append(models, model{label: label, policy: p})
+		}
 	} else {
-		onnx, v, err := latestModel(ctx, f, cat, policy, log)
+		onnx, v, err := modelAt(ctx, f, cat, policy, want, log)
 		if err != nil {
 			return err
 		}

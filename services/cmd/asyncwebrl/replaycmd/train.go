@@ -129,6 +129,22 @@ func latestModel(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, pol
 	return w.GetOnnx(), w.GetVersion(), nil
 }
 
+// modelAt reads version v of a policy's model, the newest when v is 0.
+func modelAt(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, v uint64, log *slog.Logger) ([]byte, uint64, error) {
+	if v == 0 {
+		return latestModel(ctx, f, cat, policy, log)
+	}
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-version", opts...) }
+	w, err := weightstopic.Version(ctx, newClient, cat.Name(topics.Weights), policy, v, log)
+	if err != nil {
+		return nil, 0, err
+	}
+	if w == nil {
+		return nil, 0, fmt.Errorf("unable to find version %d of policy %q on %s: never published, or compacted away (the topic keeps the newest version per policy)", v, policy, cat.Name(topics.Weights))
+	}
+	return w.GetOnnx(), w.GetVersion(), nil
+}
+
 // writeReport writes report.md into dir (created) and prints it with its
 // path.
 func writeReport(dir, report string, stdout io.Writer) error {
