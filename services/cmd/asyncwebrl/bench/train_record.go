@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -110,6 +111,14 @@ type checkpointRecord struct {
 // newRunRecord is r as a record, judged under bt in cfg's configuration
 // with seed the run's seed.
 func newRunRecord(r trainRun, bt trainFlags, cfg *config.Config, seed uint64) runRecord {
+	// A mean over nothing is NaN (a run that published no version has no
+	// clip fraction, one without held-out episodes no final rate), and JSON
+	// has no NaN: a 12-07 lm sync run's record failed to encode, and the
+	// bench stopped there. Such a mean is 0; its count (versions, final_n)
+	// says there was nothing.
+	r.clipFrac, r.staleness, r.behaviourCapped = finite(r.clipFrac), finite(r.staleness), finite(r.behaviourCapped)
+	r.finalRate, r.cpu, r.machine = finite(r.finalRate), finite(r.cpu), finite(r.machine)
+	r.stepsPerSecond, r.episodesPerSecond = finite(r.stepsPerSecond), finite(r.episodesPerSecond)
 	rec := runRecord{Format: recordVersion, Suite: cfg.Suite, Tasks: r.cell.tasks, Tier: bt.tier.String(), Target: bt.target,
 		Window: bt.window, Hold: bt.hold, CapS: bt.cap.Seconds(), EvalEveryS: bt.evalEvery.Seconds(), EvalEpisodes: bt.evalEpisodes,
 		Algo: cfg.Learner.Algo, GRPONorm: grpoNormName(cfg), PolicyBackend: policyBackendName(cfg), TimeLimit: timeLimitName(cfg), Latency: r.cell.latency, Executors: r.cell.executors, Mode: r.mode, Seed: seed, Run: r.seed,
@@ -121,7 +130,7 @@ func newRunRecord(r trainRun, bt trainFlags, cfg *config.Config, seed uint64) ru
 		StepsPerSecond: r.stepsPerSecond, EpisodesPerSecond: r.episodesPerSecond, TaskSteps: r.taskSteps}
 	for _, c := range r.checkpoints {
 		rec.Checkpoints = append(rec.Checkpoints, checkpointRecord{AtS: c.at.Seconds(), Version: c.version, Episodes: c.episodes,
-			Steps: c.steps, Success: c.success, Evaluated: c.evaluated, Tasks: c.tasks})
+			Steps: c.steps, Success: finite(c.success), Evaluated: c.evaluated, Tasks: c.tasks})
 	}
 	return rec
 }
@@ -401,4 +410,12 @@ func trainFromRecords(files []string, plot, curves string, stdout io.Writer) err
 		}
 	}
 	return nil
+}
+
+// finite is x, or 0 when x is NaN or infinite.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,6 +145,15 @@ func TestTrainRecordsMerge(t *testing.T) {
 	cfg.PolicyBackend = "features"
 	if rec := newRunRecord(recordedRun(heavy8, "async", 7, 2, true), bt, cfg, 7); rec.PolicyBackend != "" || rec.GRPONorm != "" {
 		t.Errorf("the default backend and a ppo run record backend %q, norm %q: want neither", rec.PolicyBackend, rec.GRPONorm)
+	}
+	// A run that published nothing has means over nothing (NaN), as a
+	// 12-07 lm sync run did; its record is written all the same.
+	empty := recordedRun(heavy8, "sync", 8, 2, false)
+	empty.clipFrac, empty.staleness, empty.finalRate, empty.versions = math.NaN(), math.NaN(), math.NaN(), 0
+	if err := (recorder{filepath.Join(dir, "empty.jsonl")}).write(newRunRecord(empty, bt, cfg, 8)); err != nil {
+		t.Errorf("a run without versions: %v", err)
+	} else if got := mustRead(t, filepath.Join(dir, "empty.jsonl")); !strings.Contains(got, `"clip_frac":0,`) || !strings.Contains(got, `"final_rate":0,`) {
+		t.Errorf("a run without versions recorded %s: want its empty means as 0", got)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(mustRead(t, b)+"{\"format\": 1, \"mode\": \"fast\"}\n"), 0o644); err != nil {
