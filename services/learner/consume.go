@@ -62,7 +62,7 @@ func (s *Service) ingest(ctx context.Context, r *kgo.Record, now time.Time) {
 		s.m.skipped.WithLabelValues("held_out").Inc()
 		if s.sync != nil && tr.GetDone() {
 			// Part of the actors' batch all the same.
-			s.sync.add(tr.GetPolicyVersion(), nil, now)
+			s.sync.ended(tr.GetPolicyVersion(), now)
 		}
 		return
 	}
@@ -140,6 +140,10 @@ func (s *Service) take(smp *sample, tr *eventspb.Transition, now time.Time) {
 		group = tr.GetGroupId()
 	}
 	s.release(s.asm.add(tr.GetEpisodeId(), group, tr.GetStep(), smp, tr.GetReward(), tr.GetDone(), tr.GetSuccess(), now))
+	if s.sync != nil && tr.GetDone() {
+		// After its release: a batch this episode completes holds it.
+		s.sync.ended(tr.GetPolicyVersion(), now)
+	}
 }
 
 // countUniform counts as skipped the steps of GRPO groups whose returns
@@ -159,7 +163,7 @@ func (s *Service) release(ready []*sample) {
 		return
 	}
 	if s.sync != nil {
-		if !s.sync.add(ready[0].version, ready, time.Now()) {
+		if !s.sync.add(ready[0].version, ready) {
 			s.m.skipped.WithLabelValues("stale").Add(float64(len(ready)))
 			return
 		}

@@ -32,20 +32,35 @@ const syncGrace = 20 * time.Second
 
 func newSyncBatch(want int) *syncBatch { return &syncBatch{want: want, wait: syncGrace} }
 
-// add takes one finished episode (or GRPO group: it counts as one) acted
-// with version: its samples, none for a held-out greedy episode, which is
-// part of the actors' batch but never trained on; false when it was acted
-// with a version older than the last published one.
-func (b *syncBatch) add(version uint64, samples []*sample, now time.Time) bool {
+// add files the samples of released episodes (one episode, or a GRPO
+// group) acted with version; false when it was acted with a version older
+// than the last published one. The episodes themselves are counted by
+// ended: a GRPO group whose returns were all equal releases no samples, and
+// when the batch counted only what was released, a sync batch of uniform
+// groups never filled and its actors waited for a version that never came
+// (a 12-07 lm bench: 8 episodes, then no version in 6 minutes).
+func (b *syncBatch) add(version uint64, samples []*sample) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version < b.minVersion {
 		return false
 	}
 	b.samples = append(b.samples, samples...)
+	return true
+}
+
+// ended counts one episode of the actors' batch, acted with version, that
+// reached the learner: trained on, held out (greedy, never trained on), or
+// dropped in a group of equal returns. Call it after add has filed what the
+// episode released, so a complete batch holds its samples.
+func (b *syncBatch) ended(version uint64, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version < b.minVersion {
+		return
+	}
 	b.episodes++
 	b.last = now
-	return true
 }
 
 // take returns the batch when it is complete, or when it has waited b.wait

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -20,16 +21,26 @@ func episodeOf(version uint64, steps int) []*sample {
 func TestSyncBatch(t *testing.T) {
 	b := newSyncBatch(4)
 	now := time.Unix(1000, 0)
+	// episode files an episode's samples (none when held out, or dropped
+	// in a uniform group) and counts it, as the learner's consumer does.
+	episode := func(version uint64, steps int, at time.Time) bool {
+		var ok bool
+		if steps > 0 {
+			ok = b.add(version, episodeOf(version, steps))
+		}
+		b.ended(version, at)
+		return ok || steps == 0
+	}
 	for i := range 2 {
-		if !b.add(0, episodeOf(0, 2), now.Add(time.Duration(i)*time.Second)) {
+		if !episode(0, 2, now.Add(time.Duration(i)*time.Second)) {
 			t.Fatal("an episode of the current version was refused")
 		}
 	}
 	if got := b.take(now.Add(2 * time.Second)); got != nil {
 		t.Fatalf("took %d samples with 2 of 4 episodes", len(got))
 	}
-	b.add(0, nil, now.Add(2*time.Second)) // a held-out episode: no samples
-	b.add(0, episodeOf(0, 3), now.Add(3*time.Second))
+	episode(0, 0, now.Add(2*time.Second)) // a held-out episode: no samples
+	episode(0, 3, now.Add(3*time.Second))
 	if got := b.take(now.Add(3 * time.Second)); len(got) != 7 {
 		t.Fatalf("took %d samples of the complete batch, want 7", len(got))
 	}
@@ -38,22 +49,49 @@ func TestSyncBatch(t *testing.T) {
 	}
 
 	b.published(1)
-	if b.add(0, episodeOf(0, 2), now.Add(5*time.Second)) {
+	if b.add(0, episodeOf(0, 2)) {
 		t.Fatal("a straggler of version 0 joined version 1's batch")
 	}
-	b.add(1, episodeOf(1, 4), now.Add(6*time.Second))
+	b.ended(0, now.Add(5*time.Second))
+	episode(1, 4, now.Add(6*time.Second))
 	if got := b.take(now.Add(6*time.Second + syncGrace - time.Millisecond)); got != nil {
-		t.Fatalf("a short batch was taken before its grace: %d samples", len(got))
+		t.Fatalf("a short batch was taken before its grace (the straggler counted?): %d samples", len(got))
 	}
 	if got := b.take(now.Add(6*time.Second + syncGrace)); len(got) != 4 {
 		t.Fatalf("a short batch after its grace gave %d samples, want 4", len(got))
 	}
 	b.published(2)
 	for range 4 {
-		b.add(2, nil, now.Add(time.Minute))
+		episode(2, 0, now.Add(time.Minute))
 	}
 	if got := b.take(now.Add(time.Minute)); got == nil || len(got) != 0 {
 		t.Fatalf("a batch of held-out episodes only gave %v, want an empty batch (a version must follow)", got)
+	}
+}
+
+// TestSyncBatchUniformGroups: a batch whose GRPO groups all had equal
+// returns releases no samples, but its episodes end all the same, and the
+// actors get their next version (an empty batch) at once, not never (the
+// 12-07 lm bench's sync runs, before the episodes were counted apart).
+func TestSyncBatchUniformGroups(t *testing.T) {
+	asm := newAssembler(0.95, true, 4, time.Minute)
+	b := newSyncBatch(8)
+	now := time.Unix(1000, 0)
+	for g := range 2 {
+		for e := range 4 {
+			id := fmt.Sprintf("g%d-e%d", g, e)
+			ready := asm.add(id, fmt.Sprintf("g%d", g), 0, &sample{version: 0}, 1, true, true, now)
+			if len(ready) > 0 {
+				b.add(ready[0].version, ready)
+			}
+			b.ended(0, now)
+		}
+	}
+	if n := asm.takeUniform(); n != 8 {
+		t.Fatalf("%d steps dropped in uniform groups, want 8", n)
+	}
+	if got := b.take(now); got == nil || len(got) != 0 {
+		t.Fatalf("a batch of two uniform groups gave %v, want an empty batch at once", got)
 	}
 }
 
