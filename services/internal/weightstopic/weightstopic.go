@@ -139,12 +139,18 @@ func ConsumeOpts(topic string) []kgo.Opt {
 // Latest reads the newest published version of policy with a client of its
 // own (newClient adds seeds and security), or nil when none is published.
 func Latest(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error), topic, policy string, log *slog.Logger, onBad func()) (*eventspb.Weights, error) {
-	cl, err := newClient(ConsumeOpts(topic)...)
+	return catchUp(ctx, newClient, &Reader{Topic: topic, Policy: policy, Log: log, OnBad: onBad}, 30*time.Second)
+}
+
+// catchUp runs r.CatchUp with a client of its own, closed after.
+func catchUp(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error), r *Reader, timeout time.Duration) (*eventspb.Weights, error) {
+	cl, err := newClient(ConsumeOpts(r.Topic)...)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	return (&Reader{Client: cl, Topic: topic, Policy: policy, Log: log, OnBad: onBad}).CatchUp(ctx, 30*time.Second)
+	r.Client = cl
+	return r.CatchUp(ctx, timeout)
 }
 
 // Version reads version v of policy, or nil when the topic no longer holds
@@ -154,10 +160,5 @@ func Latest(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error)
 // 12-07 21:49 lm run, whose newest was v144, v40 was gone by its end: the
 // topic held about its last ten versions.
 func Version(ctx context.Context, newClient func(...kgo.Opt) (*kgo.Client, error), topic, policy string, v uint64, log *slog.Logger) (*eventspb.Weights, error) {
-	cl, err := newClient(ConsumeOpts(topic)...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	return (&Reader{Client: cl, Topic: topic, Policy: policy, Log: log, Version: v}).CatchUp(ctx, 60*time.Second)
+	return catchUp(ctx, newClient, &Reader{Topic: topic, Policy: policy, Log: log, Version: v}, 60*time.Second)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/asyncwebrl/asyncwebrl/schemas/eventspb"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/evalrun"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
@@ -87,7 +88,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "trained %s version %d: %d transitions read, %d samples, %d updates in %s\n",
 		name, tr.Version, tr.Records, tr.Samples, tr.Updates, tr.Took.Round(time.Second))
 
-	liveONNX, liveVersion, err := latestModel(ctx, f, cat, live, log)
+	liveONNX, liveVersion, err := modelAt(ctx, f, cat, live, 0, log)
 	if err != nil {
 		return err
 	}
@@ -116,31 +117,24 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return writeReport(filepath.Join(cfg.RunDir, "runs", "replay-"+stamp), b.String(), stdout)
 }
 
-// latestModel reads the newest published model of a policy.
-func latestModel(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, log *slog.Logger) ([]byte, uint64, error) {
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-live", opts...) }
-	w, err := weightstopic.Latest(ctx, newClient, cat.Name(topics.Weights), policy, log, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	if w == nil {
-		return nil, 0, fmt.Errorf("unable to compare with policy %q: no version of it on %s", policy, cat.Name(topics.Weights))
-	}
-	return w.GetOnnx(), w.GetVersion(), nil
-}
-
 // modelAt reads version v of a policy's model, the newest when v is 0.
 func modelAt(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, v uint64, log *slog.Logger) ([]byte, uint64, error) {
+	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-live", opts...) }
+	topic := cat.Name(topics.Weights)
+	var w *eventspb.Weights
+	var err error
 	if v == 0 {
-		return latestModel(ctx, f, cat, policy, log)
+		w, err = weightstopic.Latest(ctx, newClient, topic, policy, log, nil)
+	} else {
+		w, err = weightstopic.Version(ctx, newClient, topic, policy, v, log)
 	}
-	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-version", opts...) }
-	w, err := weightstopic.Version(ctx, newClient, cat.Name(topics.Weights), policy, v, log)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, 0, err
-	}
-	if w == nil {
-		return nil, 0, fmt.Errorf("unable to find version %d of policy %q on %s: never published, or compacted away (the topic keeps the newest version per policy)", v, policy, cat.Name(topics.Weights))
+	case w == nil && v == 0:
+		return nil, 0, fmt.Errorf("unable to compare with policy %q: no version of it on %s", policy, topic)
+	case w == nil:
+		return nil, 0, fmt.Errorf("unable to find version %d of policy %q on %s: never published, or compacted away (the topic keeps the newest version per policy)", v, policy, topic)
 	}
 	return w.GetOnnx(), w.GetVersion(), nil
 }
