@@ -1646,7 +1646,13 @@ type LMOutput struct {
 	// the form was recorded) or "target" (a comment line naming the
 	// element, then the action on it). The learner scores the answer in
 	// the language of its form.
-	Answer        string `protobuf:"bytes,16,opt,name=answer,proto3" json:"answer,omitempty"`
+	Answer string `protobuf:"bytes,16,opt,name=answer,proto3" json:"answer,omitempty"`
+	// The temperature the answer was sampled at (-lm-temperature): each
+	// token drawn from the softmax of the allowed tokens' logits divided by
+	// it, and token_logprobs are under that distribution, as the learner
+	// scores them. 0: 1 (before it was recorded, and greedy steps, which
+	// take the most likely token and are not trained on).
+	Temperature   float32 `protobuf:"fixed32,17,opt,name=temperature,proto3" json:"temperature,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1791,6 +1797,13 @@ func (x *LMOutput) GetAnswer() string {
 		return x.Answer
 	}
 	return ""
+}
+
+func (x *LMOutput) GetTemperature() float32 {
+	if x != nil {
+		return x.Temperature
+	}
+	return 0
 }
 
 // Topic `rewards`, key episode_id: outcome of the action at envelope.step.
@@ -2985,7 +2998,7 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\x03raw\x18\x1e \x01(\tR\x03raw\x12\x16\n" +
 	"\x06greedy\x18\x1f \x01(\bR\x06greedy\x12'\n" +
 	"\x02lm\x18  \x01(\v2\x17.asyncwebrl.v1.LMOutputR\x02lmB\r\n" +
-	"\v_text_token\"\xf3\x03\n" +
+	"\v_text_token\"\x95\x04\n" +
 	"\bLMOutput\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x12\n" +
@@ -3005,7 +3018,8 @@ const file_asyncwebrl_v1_events_proto_rawDesc = "" +
 	"\rfrozen_blocks\x18\x0e \x01(\rR\ffrozenBlocks\x12\x1f\n" +
 	"\vfrozen_rows\x18\x0f \x01(\rR\n" +
 	"frozenRows\x12\x16\n" +
-	"\x06answer\x18\x10 \x01(\tR\x06answer\"\xf4\x02\n" +
+	"\x06answer\x18\x10 \x01(\tR\x06answer\x12 \n" +
+	"\vtemperature\x18\x11 \x01(\x02R\vtemperature\"\xf4\x02\n" +
 	"\x06Reward\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.asyncwebrl.v1.EnvelopeR\benvelope\x12\x16\n" +
 	"\x06reward\x18\x02 \x01(\x01R\x06reward\x12\x1d\n" +

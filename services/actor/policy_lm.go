@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ type LMModel struct {
 	// Threads is ONNX Runtime's intra-op threads of a new version's
 	// session (0: its choice).
 	Threads int
+	// Temperature is sampled steps' (lm.Sampling; 0: 1), recorded on
+	// each action (Action.lm.temperature) for the learner to score at.
+	Temperature float64
 	// Frozen keeps, for each sampled step, the hidden states after the
 	// session's tap block (Session.Tap, the blocks the learner does not
 	// train) in this store, named on the action (Action.lm.frozen_sha256):
@@ -146,6 +150,12 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 		p.rngMu.Unlock()
 	}
 	out := &eventspb.LMOutput{Backend: BackendLM, Model: p.m.Name, Answer: string(p.answer), PromptTokens: uint32(len(p.prefixIDs) + len(lp.ids)), Attempts: 1}
+	// The temperature as the event holds it (float32), so the learner
+	// scores at the very one the tokens were drawn at.
+	temp := float32(cmp.Or(p.m.Temperature, 1))
+	if !q.Greedy {
+		out.Temperature = temp
+	}
 	var text strings.Builder
 	var logp float64
 	finish := "length"
@@ -156,7 +166,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 		if ctx.Err() != nil {
 			return Decision{}, ctx.Err()
 		}
-		c, err := p.dec.PickFrom(allowed, end, logits, q.Greedy, rng)
+		c, err := p.dec.PickFrom(allowed, end, logits, lm.Sampling{Greedy: q.Greedy, Temperature: float64(temp), RNG: rng})
 		if err != nil {
 			return Decision{}, &stageError{"sampling", err}
 		}

@@ -26,6 +26,11 @@ type lmSample struct {
 	system  int
 	allowed [][]int32
 	logpOld float64
+	// temp is the temperature the actor sampled at
+	// (Action.lm.temperature; 1 when unrecorded): the behaviour
+	// distribution was the softmax of logits/temp, and the learner's is
+	// too (a demonstration's: 1; 0 is 1).
+	temp float64
 	// adv is the step's group-relative advantage (GRPO); demo marks a
 	// demonstration, trained by cloning (−log π) instead.
 	adv  float64
@@ -61,7 +66,10 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		form = lm.Of(a.GetLm())
 	}
 	sys := lm.SystemIDs(tok, set, form)
-	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
+	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), temp: 1, frozen: &frozenSlot{}}
+	if t := a.GetLm().GetTemperature(); t > 0 {
+		s.temp = float64(t)
+	}
 	if o := a.GetLm(); o.GetFrozenSha256() != "" {
 		// The twin checks that the actor's states are the ones it needs
 		// (its blocks, these tokens) before it uses them (lmTwin.load).
@@ -92,10 +100,11 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 var errOutsideLanguage = errors.New("not in the language")
 
 // lmLogProbs is each sample's log-prob of its answer under the twin: the
-// sum over answer tokens of the log-softmax of the logits over the allowed
-// tokens. The result [B] carries the graph to the trainable blocks. A
-// sample's pass takes seconds on a long prompt: ctx is checked before
-// each, so that a stop does not wait for the whole batch.
+// sum over answer tokens of the log-softmax of the logits (divided by the
+// sample's temperature) over the allowed tokens. The result [B] carries
+// the graph to the trainable blocks. A sample's pass takes seconds on a
+// long prompt: ctx is checked before each, so that a stop does not wait
+// for the whole batch.
 func lmLogProbs(ctx context.Context, tw *lmTwin, samples []*lmSample) (*ts.Tensor, error) {
 	lp, _, err := lmScore(ctx, tw, samples, tw.logits)
 	return lp, err
@@ -145,6 +154,9 @@ func lmScore(ctx context.Context, tw *lmTwin, samples []*lmSample, logits func(i
 		s.keep(mt, err)
 		pt, err := int64Tensor(pick, A, 1)
 		s.keep(pt, err)
+		if smp.temp > 0 && smp.temp != 1 {
+			rows = s.mulScalar(rows, 1/smp.temp)
+		}
 		ls := s.logSoftmax(s.add(rows, mt), 1) // [A, V]; a masked token's p is 0, its p·log p 0
 		lp := s.gather(ls, 1, pt)              // [A, 1]
 		per = append(per, s.reshape(s.sumAll(lp), 1))

@@ -29,7 +29,8 @@ import (
 // states are half precision), and when those states
 // cannot be used (tampered, or after other blocks) the twin computes its
 // own, and when the actor answers in the target form (scored in the form
-// the step recorded, whatever the learner's own).
+// the step recorded, whatever the learner's own), and when it samples at
+// a temperature (scored at the one the step recorded).
 func TestLMLogProbsMatchTheActor(t *testing.T) {
 	tok, err := tokenizer.New(tokenizer.ByteVocab("<|im_start|>", "<|im_end|>"))
 	if err != nil {
@@ -47,12 +48,15 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 		// answer is the actor's answer form ("": lm.AnswerAction); the
 		// learner scores each step in the form it recorded.
 		answer lm.Answer
+		// temp is the actor's sampling temperature (0: 1).
+		temp float64
 		// spoil makes the kept states unusable: the twin must compute.
 		spoil          func(t *testing.T, st *casstore.Store, s *lmSample)
 		loaded, failed int64
 	}{
 		{name: "computed"},
 		{name: "target-answer", answer: lm.AnswerTarget},
+		{name: "tempered", temp: 1.7},
 		{name: "actor-states", tap: 1, loaded: 6},
 		{name: "tampered", tap: 1, failed: 6, spoil: func(t *testing.T, st *casstore.Store, s *lmSample) {
 			if err := os.WriteFile(filepath.Join(st.Dir(), s.frozen.ref.sha), []byte("not the states"), 0o644); err != nil {
@@ -72,7 +76,7 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Frozen: store}, action.SetBid, cmp.Or(tc.answer, lm.AnswerAction), 48, nil)
+			p, err := actor.NewLMPolicy(actor.LMModel{Session: sess, Tokenizer: tok, Name: "random", EOS: eos, Frozen: store, Temperature: tc.temp}, action.SetBid, cmp.Or(tc.answer, lm.AnswerAction), 48, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,6 +99,9 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 				}
 				if got := lm.Of(d.Action.GetLm()); got != cmp.Or(tc.answer, lm.AnswerAction) {
 					t.Fatalf("the action recorded answer form %q", got)
+				}
+				if got, want := d.Action.GetLm().GetTemperature(), float32(cmp.Or(tc.temp, 1)); got != want {
+					t.Fatalf("the action recorded temperature %v, want %v", got, want)
 				}
 				if (s.frozen.ref != nil) != (tc.tap > 0) {
 					t.Fatalf("actor tapped after %d blocks: states kept %v", tc.tap, s.frozen.ref != nil)

@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -40,7 +41,7 @@ func TestDecoder(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(i%7) - 3
 	}
-	c, err := d.Pick(l, `click("`, logits, true, nil)
+	c, err := d.Pick(l, `click("`, logits, Sampling{Greedy: true, Temperature: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,24 +57,38 @@ func TestDecoder(t *testing.T) {
 		t.Errorf("log-prob %v, want %v", c.Logprob, want)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	seen := map[int32]int{}
-	for range 2000 {
-		c, err := d.Pick(l, `click("`, logits, false, rng)
-		if err != nil {
-			t.Fatal(err)
+	// Drawn at temperature T (0 is 1), each token comes as often as its
+	// probability under the softmax of logits/T, and its recorded
+	// log-prob is that probability's: the behaviour policy the learner
+	// scores.
+	for _, temp := range []float64{0, 1, 2.5} {
+		T := cmp.Or(temp, 1)
+		var sumT float64
+		for _, id := range allowed {
+			sumT += math.Exp(float64(logits[id]) / T)
 		}
-		seen[c.ID]++
-	}
-	for _, id := range allowed {
-		p := math.Exp(float64(logits[id])) / sum
-		if got := float64(seen[id]) / 2000; math.Abs(got-p) > 0.05 {
-			t.Errorf("token %q drawn %.3f of the time, its probability %.3f", tok.Decode([]int32{id}), got, p)
+		seen := map[int32]int{}
+		for range 4000 {
+			c, err := d.Pick(l, `click("`, logits, Sampling{Temperature: temp, RNG: rng})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[c.ID]++
+			if want := float64(logits[c.ID])/T - math.Log(sumT); math.Abs(c.Logprob-want) > 1e-9 {
+				t.Errorf("temperature %v: log-prob %v, want %v", temp, c.Logprob, want)
+			}
+		}
+		for _, id := range allowed {
+			p := math.Exp(float64(logits[id])/T) / sumT
+			if got := float64(seen[id]) / 4000; math.Abs(got-p) > 0.04 {
+				t.Errorf("temperature %v: token %q drawn %.3f of the time, its probability %.3f", temp, tok.Decode([]int32{id}), got, p)
+			}
 		}
 	}
-	if c, err := d.Pick(l, `click("5")`, logits, false, rng); err != nil || !c.End || c.ID != eos {
+	if c, err := d.Pick(l, `click("5")`, logits, Sampling{RNG: rng}); err != nil || !c.End || c.ID != eos {
 		t.Errorf("complete answer: %+v %v", c, err)
 	}
-	if _, err := d.Pick(&Language{}, "", logits, true, nil); err != ErrNoToken {
+	if _, err := d.Pick(&Language{}, "", logits, Sampling{Greedy: true}); err != ErrNoToken {
 		t.Errorf("empty language: %v", err)
 	}
 }

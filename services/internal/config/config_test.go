@@ -65,6 +65,8 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{[]string{"-ablate", "vision,colour"}, nil, `invalid -ablate: unknown ablation "colour"`},
 		{[]string{"-demo-mix", "1.5"}, nil, "invalid -demo-mix"},
 		{[]string{"-grpo-norm", "episode"}, nil, "invalid -grpo-norm"},
+		{[]string{"-lm-temperature", "0"}, nil, "invalid -lm-temperature"},
+		{nil, map[string]string{"ASYNCWEBRL_LM_TEMPERATURE": "99"}, "invalid -lm-temperature"},
 		{nil, map[string]string{"ASYNCWEBRL_STOP_TIMEOUT": "forever"}, "invalid ASYNCWEBRL_STOP_TIMEOUT"},
 		{nil, map[string]string{"ASYNCWEBRL_ADMIN_ADDR": "7070"}, "invalid -admin-addr"},
 	}

@@ -122,7 +122,7 @@ func LMPolicy(cfg *config.Config, l *LM, log *slog.Logger) (actor.Policy, error)
 	if err != nil {
 		return nil, err
 	}
-	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads, Frozen: store},
+	p, err := actor.NewLMPolicy(actor.LMModel{Model: l.Model, Session: sess, Tokenizer: l.Tokenizer, Name: l.Name, EOS: l.EOS, Threads: cfg.LM.Threads, Frozen: store, Temperature: cfg.LM.Temperature},
 		action.Set(cfg.ActionSet), lm.Answer(cfg.LM.Answer), cfg.LM.MaxTokens, log)
 	if err != nil {
 		_ = sess.Close()
