@@ -28,14 +28,40 @@ type checkpoint struct {
 
 const checkpointFile = "checkpoint.json"
 
+// modelFile names version v's model in a checkpoint directory.
+func modelFile(v uint64) string { return fmt.Sprintf("model-v%06d.onnx", v) }
+
+// CheckpointDir is where the learner of policy in the run with topic
+// prefix prefix keeps its checkpoints under runDir.
+func CheckpointDir(runDir, prefix, policy string) string {
+	return filepath.Join(runDir, "learner", prefix+policy)
+}
+
+// CheckpointModel reads version v's model (a version's payload, as
+// published) from checkpoint directory dir: the newest, or one kept by
+// WithKeepCheckpoints. ok is false when dir does not hold it.
+func CheckpointModel(dir string, v uint64) (model []byte, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, modelFile(v)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("unable to read checkpoint model: %w", err)
+	}
+	return b, true, nil
+}
+
 // saveCheckpoint writes the model, then the JSON that names it, each
 // through a temporary file and a rename: a kill -9 at any moment leaves the
-// previous checkpoint or the new one, never a torn file.
-func saveCheckpoint(dir string, c checkpoint, onnx []byte) error {
+// previous checkpoint or the new one, never a torn file. The previous
+// models are removed but every keepEvery-th version's (0: none): the
+// weights topic is compacted to the newest version, so these are a run's
+// history (a language model's end of cloning, to evaluate apart).
+func saveCheckpoint(dir string, c checkpoint, onnx []byte, keepEvery uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("unable to create checkpoint directory: %w", err)
 	}
-	c.ONNXFile = fmt.Sprintf("model-v%06d.onnx", c.Version)
+	c.ONNXFile = modelFile(c.Version)
 	if err := writeAtomic(filepath.Join(dir, c.ONNXFile), onnx); err != nil {
 		return err
 	}
@@ -49,6 +75,10 @@ func saveCheckpoint(dir string, c checkpoint, onnx []byte) error {
 	// Older models are no longer named by the checkpoint.
 	old, _ := filepath.Glob(filepath.Join(dir, "model-v*.onnx"))
 	for _, p := range old {
+		var v uint64
+		if _, err := fmt.Sscanf(filepath.Base(p), "model-v%d.onnx", &v); err == nil && keepEvery > 0 && v%keepEvery == 0 {
+			continue
+		}
 		if filepath.Base(p) != c.ONNXFile {
 			_ = os.Remove(p)
 		}

@@ -40,6 +40,8 @@ type options struct {
 	// lm: train a language model (WithLanguageModel).
 	lm      *LMConfig
 	ckptDir string
+	// keepEvery: WithKeepCheckpoints.
+	keepEvery uint64
 	// seed: the seed of the fresh initialisation and replay sampling (default 1).
 	seed       uint64
 	curriculum *CurriculumConfig
@@ -219,6 +221,12 @@ func WithDemoMix(share float64) Option { return func(o *options) { o.demoMix = s
 
 // WithCheckpointDir keeps checkpoints in dir (default: none).
 func WithCheckpointDir(dir string) Option { return func(o *options) { o.ckptDir = dir } }
+
+// WithKeepCheckpoints keeps every n-th version's model in the checkpoint
+// dir beside the newest (default 0: the newest alone), for
+// CheckpointModel: the compacted weights topic soon holds the newest
+// version alone.
+func WithKeepCheckpoints(n uint64) Option { return func(o *options) { o.keepEvery = n } }
 
 // WithCurriculum runs the task scheduler inside the learner (default: off).
 func WithCurriculum(c CurriculumConfig) Option { return func(o *options) { o.curriculum = &c } }

@@ -599,7 +599,7 @@ func (s *Service) publish(ctx context.Context, t stepper, st stepStats) error {
 	s.m.published.Inc()
 	if s.o.ckptDir != "" {
 		c := checkpoint{Policy: s.o.policyName, Version: v, Updates: s.updates.Load(), Samples: s.ingested.Load(), BCDone: s.bcDone.Load(), SavedAt: now}
-		if err := saveCheckpoint(s.o.ckptDir, c, onnx); err != nil {
+		if err := saveCheckpoint(s.o.ckptDir, c, onnx, s.o.keepEvery); err != nil {
 			// The version is out; a failed checkpoint only costs the
 			// topic read at the next start.
 			s.log.Warn("unable to checkpoint", "version", v, "err", err)

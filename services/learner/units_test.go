@@ -2,6 +2,7 @@ package learner
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -216,15 +217,49 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		t.Fatalf("empty dir: ok %v err %v", ok, err)
 	}
 	onnx := []byte("model bytes")
-	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 3, Updates: 30}, onnx); err != nil {
+	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 3, Updates: 30}, onnx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 4, Updates: 40}, append(onnx, '!')); err != nil {
+	if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: 4, Updates: 40}, append(onnx, '!'), 0); err != nil {
 		t.Fatal(err)
 	}
 	c, b, ok, err := loadCheckpoint(dir)
 	if err != nil || !ok || c.Version != 4 || c.Updates != 40 || !bytes.Equal(b, append(onnx, '!')) {
 		t.Fatalf("loaded %+v %q ok=%v err=%v", c, b, ok, err)
+	}
+	if _, ok, err := CheckpointModel(dir, 3); ok || err != nil {
+		t.Errorf("version 3 after 4 without keeping: ok %v err %v", ok, err)
+	}
+}
+
+// TestCheckpointKeepEvery: with keepEvery n the checkpoint dir keeps every
+// n-th version's model beside the newest, each readable by version, and
+// removes the others as the newest moves on.
+func TestCheckpointKeepEvery(t *testing.T) {
+	dir := t.TempDir()
+	for v := uint64(1); v <= 7; v++ {
+		if err := saveCheckpoint(dir, checkpoint{Policy: "p", Version: v}, []byte(fmt.Sprint("model ", v)), 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept []uint64
+	for v := uint64(1); v <= 7; v++ {
+		b, ok, err := CheckpointModel(dir, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			kept = append(kept, v)
+			if want := fmt.Sprint("model ", v); string(b) != want {
+				t.Errorf("version %d holds %q, want %q", v, b, want)
+			}
+		}
+	}
+	if fmt.Sprint(kept) != "[3 6 7]" {
+		t.Errorf("kept versions %v, want [3 6 7] (every 3rd and the newest)", kept)
+	}
+	if c, _, ok, err := loadCheckpoint(dir); err != nil || !ok || c.Version != 7 {
+		t.Errorf("checkpoint %+v ok=%v err=%v, want version 7", c, ok, err)
 	}
 }
 

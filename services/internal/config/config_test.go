@@ -66,6 +66,7 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{[]string{"-demo-mix", "1.5"}, nil, "invalid -demo-mix"},
 		{[]string{"-grpo-norm", "episode"}, nil, "invalid -grpo-norm"},
 		{[]string{"-lm-temperature", "0"}, nil, "invalid -lm-temperature"},
+		{[]string{"-keep-checkpoint-every", "-1"}, nil, "invalid -keep-checkpoint-every"},
 		{nil, map[string]string{"ASYNCWEBRL_LM_TEMPERATURE": "99"}, "invalid -lm-temperature"},
 		{nil, map[string]string{"ASYNCWEBRL_STOP_TIMEOUT": "forever"}, "invalid ASYNCWEBRL_STOP_TIMEOUT"},
 		{nil, map[string]string{"ASYNCWEBRL_ADMIN_ADDR": "7070"}, "invalid -admin-addr"},

@@ -55,6 +55,10 @@ type Learner struct {
 	// LeaseTimeout is how long after a leading learner's last heartbeat a
 	// standby of the same policy takes over.
 	LeaseTimeout time.Duration
+	// KeepCheckpointEvery keeps every n-th version's model in the
+	// learner's checkpoint dir beside the newest (0: the newest alone),
+	// for replay eval --version once the compacted topic lost it.
+	KeepCheckpointEvery int
 }
 
 // Run configures the main job.
@@ -85,6 +89,7 @@ func (l *Learner) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.Families, "families", "", "learner: the task families the curriculum schedules, comma-separated (e.g. miniwob/click-checkboxes-large,miniwob/email-inbox); \"\" = every family of the suite the policy can express (env "+envName("families")+")")
 	fs.StringVar(&l.CurriculumFocus, "curriculum-focus", "failure", "learner: what a family's draw weight follows on a suite with MiniWoB++ (the built-in suite draws uniformly): failure (1 + 3 x its recent failure rate, a stuck one drawn less) or spread (0.25 + 15 x p(1-p) of its recent success p, 4 at 50% and for a family not yet tried: GRPO learns only from groups whose episodes disagree, so a solved or hopeless family is drawn 1/16 as often as one at 50%) (env "+envName("curriculum-focus")+")")
 	fs.StringVar(&l.MaxTier, "max-tier", "hard", "learner: hardest tier scheduled: easy, medium or hard (env "+envName("max-tier")+")")
+	fs.IntVar(&l.KeepCheckpointEvery, "keep-checkpoint-every", 0, "learner: keep every n-th version's model in <run-dir>/learner/<prefix><policy> beside the newest, for replay eval --version after the compacted weights topic dropped it (an lm version is ~52 MB on disk); 0 = the newest alone (env "+envName("keep-checkpoint-every")+")")
 	fs.DurationVar(&l.LeaseTimeout, "lease-timeout", 6*time.Second, "learner: a standby learner of the policy takes over this long after the leader's last heartbeat; at least the broker's group.min.session.timeout.ms (env "+envName("lease-timeout")+")")
 	fs.Float64Var(&l.EvalFraction, "eval-fraction", 0.2, "learner: fraction of tasks run greedily on held-out sites (env "+envName("eval-fraction")+")")
 }
@@ -133,6 +138,8 @@ func (l *Learner) validate() error {
 		return fmt.Errorf("invalid -replay-ratio %v: want > 0", l.ReplayRatio)
 	case l.LR < 0:
 		return fmt.Errorf("invalid -lr %v: want > 0", l.LR)
+	case l.KeepCheckpointEvery < 0:
+		return fmt.Errorf("invalid -keep-checkpoint-every %d: want 0 (the newest alone) or more", l.KeepCheckpointEvery)
 	case l.PublishEvery < 0:
 		return fmt.Errorf("invalid -publish-every %d: want >= 1", l.PublishEvery)
 	case l.DemoMix < 0 || l.DemoMix > 1:

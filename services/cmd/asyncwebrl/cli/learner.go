@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 
-	"path/filepath"
 
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
@@ -57,7 +56,8 @@ func newLearner(d deps) (app.Service, error) {
 		learner.WithMaxStaleness(l.MaxStaleness),
 		learner.WithBCUpdates(l.BCUpdates),
 		learner.WithDemoMix(l.DemoMix),
-		learner.WithCheckpointDir(filepath.Join(d.cfg.RunDir, "learner", d.cfg.TopicPrefix+policyName)),
+		learner.WithCheckpointDir(learner.CheckpointDir(d.cfg.RunDir, d.cfg.TopicPrefix, policyName)),
+		learner.WithKeepCheckpoints(uint64(l.KeepCheckpointEvery)),
 		// A model server's weights are not the learner's to train.
 		learner.WithTraining(d.cfg.PolicyBackend != "openai"),
 	}

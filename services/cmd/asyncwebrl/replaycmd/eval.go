@@ -19,6 +19,7 @@ import (
 	"github.com/asyncwebrl/asyncwebrl/services/internal/catalog"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/config"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/kafka"
+	"github.com/asyncwebrl/asyncwebrl/services/learner"
 	"github.com/asyncwebrl/asyncwebrl/services/webenv/env"
 	"github.com/asyncwebrl/asyncwebrl/topics"
 )
@@ -139,7 +140,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if cfg.PolicyBackend == "lm" {
 			// A run trains the lm backend's top blocks: its newest
 			// version beside the base model (zero-shot), same seeds.
-			blob, v, err := modelAt(ctx, f, cat, name, want, log)
+			blob, v, err := modelAt(ctx, f, cat, name, want, learner.CheckpointDir(cfg.RunDir, cfg.TopicPrefix, name), log)
 			if err == nil {
 				tp, err := backend.LMPolicy(cfg, lmod, log)
 				if err != nil {
@@ -161,7 +162,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			models = append(models, model{label: label, policy: p})
 		}
 	} else {
-		onnx, v, err := modelAt(ctx, f, cat, policy, want, log)
+		onnx, v, err := modelAt(ctx, f, cat, policy, want, learner.CheckpointDir(cfg.RunDir, cfg.TopicPrefix, policy), log)
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "trained %s version %d: %d transitions read, %d samples, %d updates in %s\n",
 		name, tr.Version, tr.Records, tr.Samples, tr.Updates, tr.Took.Round(time.Second))
 
-	liveONNX, liveVersion, err := modelAt(ctx, f, cat, live, 0, log)
+	liveONNX, liveVersion, err := modelAt(ctx, f, cat, live, 0, "", log)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // modelAt reads version v of a policy's model, the newest when v is 0.
-func modelAt(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, v uint64, log *slog.Logger) ([]byte, uint64, error) {
+func modelAt(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy string, v uint64, ckptDir string, log *slog.Logger) ([]byte, uint64, error) {
 	newClient := func(opts ...kgo.Opt) (*kgo.Client, error) { return f.NewClient("replay-live", opts...) }
 	topic := cat.Name(topics.Weights)
 	var w *eventspb.Weights
@@ -134,7 +134,17 @@ func modelAt(ctx context.Context, f *kafka.Factory, cat *topics.Catalog, policy 
 	case w == nil && v == 0:
 		return nil, 0, fmt.Errorf("unable to compare with policy %q: no version of it on %s", policy, topic)
 	case w == nil:
-		return nil, 0, fmt.Errorf("unable to find version %d of policy %q on %s: never published, or compacted away (the topic keeps the newest version per policy)", v, policy, topic)
+		// The compacted topic keeps the newest version; the learner's
+		// checkpoint dir keeps every -keep-checkpoint-every-th.
+		b, ok, err := learner.CheckpointModel(ckptDir, v)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			log.Info("version read from the learner's checkpoints (the weights topic no longer holds it)", "policy", policy, "version", v, "dir", ckptDir)
+			return b, v, nil
+		}
+		return nil, 0, fmt.Errorf("unable to find version %d of policy %q on %s nor in %s: never published, or compacted away and not kept (the topic keeps the newest version per policy; the learner's -keep-checkpoint-every keeps more)", v, policy, topic, ckptDir)
 	}
 	return w.GetOnnx(), w.GetVersion(), nil
 }
