@@ -166,7 +166,7 @@ func (p *lmPolicy) Decide(ctx context.Context, in Input, q Query) (Decision, err
 		if ctx.Err() != nil {
 			return Decision{}, ctx.Err()
 		}
-		c, err := p.dec.PickFrom(allowed, end, logits, lm.Sampling{Greedy: q.Greedy, Temperature: float64(temp), RNG: rng})
+		c, err := p.dec.PickFrom(allowed, end, logits, lm.Sampling{Greedy: q.Greedy, Temperature: lm.TokenTemperature(lang, text.String(), float64(temp)), RNG: rng})
 		if err != nil {
 			return Decision{}, &stageError{"sampling", err}
 		}

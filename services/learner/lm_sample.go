@@ -26,11 +26,12 @@ type lmSample struct {
 	system  int
 	allowed [][]int32
 	logpOld float64
-	// temp is the temperature the actor sampled at
-	// (Action.lm.temperature; 1 when unrecorded): the behaviour
-	// distribution was the softmax of logits/temp, and the learner's is
-	// too (a demonstration's: 1; 0 is 1).
-	temp float64
+	// temps is each answer token's temperature (lm.TokenTemperature of
+	// the one the actor recorded, Action.lm.temperature; 1 when
+	// unrecorded, and for a demonstration): the behaviour distribution
+	// was the softmax of logits/temp, and the learner's is too. Nil: 1
+	// throughout.
+	temps []float64
 	// adv is the step's group-relative advantage (GRPO); demo marks a
 	// demonstration, trained by cloning (−log π) instead.
 	adv  float64
@@ -66,10 +67,8 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 		form = lm.Of(a.GetLm())
 	}
 	sys := lm.SystemIDs(tok, set, form)
-	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), temp: 1, frozen: &frozenSlot{}}
-	if t := a.GetLm().GetTemperature(); t > 0 {
-		s.temp = float64(t)
-	}
+	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
+	temp := float64(a.GetLm().GetTemperature())
 	if o := a.GetLm(); o.GetFrozenSha256() != "" {
 		// The twin checks that the actor's states are the ones it needs
 		// (its blocks, these tokens) before it uses them (lmTwin.load).
@@ -90,6 +89,15 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 			return nil, fmt.Errorf("unable to score action %s: answer token %d (%d) is outside the page's language: %w", a.GetEnvelope().GetEventId(), i, id, errOutsideLanguage)
 		}
 		s.allowed = append(s.allowed, ids)
+		if t := lm.TokenTemperature(lang, text, temp); t != 1 || s.temps != nil {
+			if s.temps == nil {
+				s.temps = make([]float64, i, len(s.answer))
+				for j := range s.temps {
+					s.temps[j] = 1
+				}
+			}
+			s.temps = append(s.temps, t)
+		}
 		text += dec.Text(id)
 	}
 	return s, nil
@@ -101,7 +109,7 @@ var errOutsideLanguage = errors.New("not in the language")
 
 // lmLogProbs is each sample's log-prob of its answer under the twin: the
 // sum over answer tokens of the log-softmax of the logits (divided by the
-// sample's temperature) over the allowed tokens. The result [B] carries
+// token's temperature) over the allowed tokens. The result [B] carries
 // the graph to the trainable blocks. A sample's pass takes seconds on a
 // long prompt: ctx is checked before each, so that a stop does not wait
 // for the whole batch.
@@ -154,8 +162,14 @@ func lmScore(ctx context.Context, tw *lmTwin, samples []*lmSample, logits func(i
 		s.keep(mt, err)
 		pt, err := int64Tensor(pick, A, 1)
 		s.keep(pt, err)
-		if smp.temp > 0 && smp.temp != 1 {
-			rows = s.mulScalar(rows, 1/smp.temp)
+		if smp.temps != nil {
+			inv := make([]float32, A)
+			for i, t := range smp.temps {
+				inv[i] = float32(1 / t)
+			}
+			it, err := float32Tensor(inv, A, 1)
+			s.keep(it, err)
+			rows = s.mul(rows, it) // [A, V]·[A, 1]: each row at its token's temperature
 		}
 		ls := s.logSoftmax(s.add(rows, mt), 1) // [A, V]; a masked token's p is 0, its p·log p 0
 		lp := s.gather(ls, 1, pt)              // [A, 1]

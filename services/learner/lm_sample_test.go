@@ -86,6 +86,7 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(4, 4))
+			atOne := 0 // tempered answers' free-text tokens, drawn at 1
 			var samples []*lmSample
 			var recorded []float64
 			for range 6 {
@@ -103,6 +104,14 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 				if got, want := d.Action.GetLm().GetTemperature(), float32(cmp.Or(tc.temp, 1)); got != want {
 					t.Fatalf("the action recorded temperature %v, want %v", got, want)
 				}
+				if (s.temps != nil) != (tc.temp > 0) {
+					t.Fatalf("sampled at %v: token temperatures %v", tc.temp, s.temps)
+				}
+				for _, x := range s.temps {
+					if x == 1 {
+						atOne++
+					}
+				}
 				if (s.frozen.ref != nil) != (tc.tap > 0) {
 					t.Fatalf("actor tapped after %d blocks: states kept %v", tc.tap, s.frozen.ref != nil)
 				}
@@ -111,6 +120,9 @@ func TestLMLogProbsMatchTheActor(t *testing.T) {
 				}
 				samples = append(samples, s)
 				recorded = append(recorded, d.Action.GetLogProb())
+			}
+			if tc.temp > 0 && atOne == 0 {
+				t.Fatal("no tempered answer wrote free text: the per-token temperatures are untested")
 			}
 			err = onTorchThread(func() error {
 				tw, err := newLMTwin(m, 1)

@@ -101,6 +101,18 @@ type Sampling struct {
 	RNG         *rand.Rand
 }
 
+// TokenTemperature is the temperature of the token after answer prefix out
+// of language l, for an answer sampled at t (0: 1): t in the answer's
+// structure, 1 in free text (Language.FreeText), where a flatter
+// distribution only garbles the string. The actor draws at it and the
+// learner scores at it, each from the page.
+func TokenTemperature(l *Language, out string, t float64) float64 {
+	if t <= 0 || l.FreeText(out) {
+		return 1
+	}
+	return t
+}
+
 // temp is s's temperature, 1 when unset.
 func (s Sampling) temp() float64 {
 	if s.Temperature > 0 {

@@ -194,6 +194,48 @@ func (l *Language) Complete(s string) bool {
 	return false
 }
 
+// FreeText reports whether answer prefix s ends inside free text (a
+// fill's or a message's string, a key) in every alternative it begins,
+// rather than in the answer's structure (the action, the element, its
+// comment, an option): the tokens where sampling at a temperature above 1
+// spreads the choice of what to do, and past which it only garbles text
+// (12-08: at 2, 10% of a run's first answers wrote strings until the
+// length bound cut them). Decoder.PickFrom draws free text at 1.
+func (l *Language) FreeText(s string) bool {
+	free := false
+	for _, alt := range l.alts {
+		f, other := endsIn(alt, s)
+		if other {
+			return false
+		}
+		free = free || f
+	}
+	return free
+}
+
+// endsIn is where s, matched against parts in order, ends: inside a free
+// text part (free) or anywhere else, a complete answer included (other),
+// over every way the parts can match.
+func endsIn(parts []part, s string) (free, other bool) {
+	if len(parts) == 0 {
+		return false, s == ""
+	}
+	for _, end := range partEnds(parts[0], s) {
+		if end.prefix {
+			switch parts[0].kind {
+			case partStr, partText, partKey:
+				free = true
+			default:
+				other = true
+			}
+			continue
+		}
+		f, o := endsIn(parts[1:], s[end.n:])
+		free, other = free || f, other || o
+	}
+	return free, other
+}
+
 type matchResult int
 
 const (

@@ -214,3 +214,56 @@ func TestAnswerText(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguageFreeText: a prefix ends in free text when what follows is a
+// string's or key's characters in every way it can continue (a fill's
+// value, a message, a key), and in the structure when an action, an
+// element, an option or the end is still to be chosen, in both forms.
+func TestLanguageFreeText(t *testing.T) {
+	obs := page()
+	for _, tc := range []struct {
+		form Answer
+		s    string
+		want bool
+	}{
+		{AnswerAction, "", false},
+		{AnswerAction, "fi", false},
+		{AnswerAction, `fill("`, false},
+		{AnswerAction, `fill("3", `, true},
+		{AnswerAction, `fill("3", "ab c`, true},
+		{AnswerAction, `fill("3", "ab c"`, false},
+		{AnswerAction, `send_msg_to_user("`, true},
+		{AnswerAction, `press("Con`, true},
+		{AnswerAction, `click("3")`, false},
+		{AnswerTarget, "# ", false},
+		{AnswerTarget, "# textbox", false},
+		{AnswerTarget, `send_msg_to_user("he`, true},
+	} {
+		l := NewLanguage(obs, action.SetBid, tc.form)
+		if !l.Prefix(tc.s) {
+			t.Fatalf("%s: %q is no prefix of the page's language", tc.form, tc.s)
+		}
+		if got := l.FreeText(tc.s); got != tc.want {
+			t.Errorf("%s: FreeText(%q) = %v, want %v", tc.form, tc.s, got, tc.want)
+		}
+	}
+	// Every prefix of a sampled answer that ends in free text is inside
+	// quotes the answer's structure opened.
+	l := NewLanguage(obs, action.SetBid, AnswerTarget)
+	rng := rand.New(rand.NewPCG(5, 6))
+	free := 0
+	for range 500 {
+		s := sample(l, rng)
+		for i := range len(s) {
+			if l.FreeText(s[:i]) {
+				free++
+				if _, after, ok := strings.Cut(s[:i], "\n"); ok && !strings.Contains(after, `"`) && !strings.HasSuffix(after, ", ") && !strings.HasSuffix(after, "(") {
+					t.Errorf("%q: free text at %q", s, s[:i])
+				}
+			}
+		}
+	}
+	if free == 0 {
+		t.Error("no sampled prefix ended in free text")
+	}
+}
