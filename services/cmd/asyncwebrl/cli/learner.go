@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 
-
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/backend"
 	"github.com/asyncwebrl/asyncwebrl/services/cmd/asyncwebrl/internal/cmdkit"
 	"github.com/asyncwebrl/asyncwebrl/services/internal/action"
