@@ -84,6 +84,7 @@ func newActionTable() eventTable {
 			val("lm_latency_ms", func(a action) uint32 { return a.GetLm().GetLatencyMs() }),
 			val("lm_attempts", func(a action) uint32 { return a.GetLm().GetAttempts() }),
 			val("lm_answer", func(a action) string { return a.GetLm().GetAnswer() }),
+			val("lm_temperature", func(a action) float32 { return a.GetLm().GetTemperature() }),
 		),
 		fields(kindOf(ActionKind)))
 }

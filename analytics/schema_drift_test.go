@@ -73,7 +73,7 @@ var renamed = map[string][]string{
 	"Transition.obs":    {"obs_event_id"},
 	"Transition.action": {"action_event_id", "action_type"},
 	// A language model's generation: its reply and counts (issue 39).
-	"Action.lm":               {"lm_backend", "lm_model", "lm_text", "lm_output_tokens", "lm_prompt_tokens", "lm_finish_reason", "lm_invalid", "lm_invalid_reason", "lm_latency_ms", "lm_attempts", "lm_answer"},
+	"Action.lm":               {"lm_backend", "lm_model", "lm_text", "lm_output_tokens", "lm_prompt_tokens", "lm_finish_reason", "lm_invalid", "lm_invalid_reason", "lm_latency_ms", "lm_attempts", "lm_answer", "lm_temperature"},
 	"LMOutput.backend":        {"lm_backend"},
 	"LMOutput.model":          {"lm_model"},
 	"LMOutput.text":           {"lm_text"},
@@ -85,6 +85,7 @@ var renamed = map[string][]string{
 	"LMOutput.latency_ms":     {"lm_latency_ms"},
 	"LMOutput.attempts":       {"lm_attempts"},
 	"LMOutput.answer":         {"lm_answer"},
+	"LMOutput.temperature":    {"lm_temperature"},
 	// Deprecated (issue 18): transitions written before next_obs_event_id
 	// embed s_t+1; its id fills the same column.
 	"Transition.next_obs": {"next_obs_event_id"},
