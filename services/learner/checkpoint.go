@@ -76,7 +76,7 @@ func saveCheckpoint(dir string, c checkpoint, onnx []byte, keepEvery uint64) err
 	old, _ := filepath.Glob(filepath.Join(dir, "model-v*.onnx"))
 	for _, p := range old {
 		var v uint64
-		if _, err := fmt.Sscanf(filepath.Base(p), "model-v%d.onnx", &v); err == nil && keepEvery > 0 && v%keepEvery == 0 {
+		if _, err := fmt.Sscanf(filepath.Base(p), "model-v%d.onnx", &v); keepEvery > 0 && err == nil && v%keepEvery == 0 {
 			continue
 		}
 		if filepath.Base(p) != c.ONNXFile {

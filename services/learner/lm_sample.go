@@ -69,6 +69,7 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 	sys := lm.SystemIDs(tok, set, form)
 	s := &lmSample{prompt: append(sys, lm.UserIDs(tok, obs, set)...), system: len(sys), answer: answer, logpOld: a.GetLogProb(), frozen: &frozenSlot{}}
 	temp := float64(a.GetLm().GetTemperature())
+	tempered := temp > 0 && temp != 1
 	if o := a.GetLm(); o.GetFrozenSha256() != "" {
 		// The twin checks that the actor's states are the ones it needs
 		// (its blocks, these tokens) before it uses them (lmTwin.load).
@@ -89,14 +90,8 @@ func newLMSample(tok *tokenizer.Tokenizer, dec *lm.Decoder, obs *eventspb.Observ
 			return nil, fmt.Errorf("unable to score action %s: answer token %d (%d) is outside the page's language: %w", a.GetEnvelope().GetEventId(), i, id, errOutsideLanguage)
 		}
 		s.allowed = append(s.allowed, ids)
-		if t := lm.TokenTemperature(lang, text, temp); t != 1 || s.temps != nil {
-			if s.temps == nil {
-				s.temps = make([]float64, i, len(s.answer))
-				for j := range s.temps {
-					s.temps[j] = 1
-				}
-			}
-			s.temps = append(s.temps, t)
+		if tempered {
+			s.temps = append(s.temps, lm.TokenTemperature(lang, text, temp))
 		}
 		text += dec.Text(id)
 	}

@@ -107,7 +107,9 @@ type Sampling struct {
 // distribution only garbles the string. The actor draws at it and the
 // learner scores at it, each from the page.
 func TokenTemperature(l *Language, out string, t float64) float64 {
-	if t <= 0 || l.FreeText(out) {
+	// At 1 (the default) every token is at 1: no need to ask the
+	// language, which matches the prefix against every alternative.
+	if t <= 0 || t == 1 || l.FreeText(out) {
 		return 1
 	}
 	return t
